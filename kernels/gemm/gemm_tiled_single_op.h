@@ -1,0 +1,23 @@
+// A tiled GEMM written with single-op commands only: C = A @ B with A, B, C
+// in HBM. Per output block and K step: load the A and B blocks into TCM,
+// dot with accumulation; then store the block. Two TCM buffers per operand
+// (double buffering): the scoreboard's WAR ordering keeps reuse safe, and
+// the next step's loads overlap the current dot.
+#pragma once
+
+#include <cstdint>
+
+#include "models/pe/pe_cpu.h"
+#include "models/pe/tl.h"
+
+namespace kb {
+
+struct GemmShape {
+  int64_t m = 256, n = 256, k = 256;
+  Dtype dtype = Dtype::kBf16;
+  int64_t tile_m = 64, tile_n = 64, tile_k = 64;
+};
+
+void gemm_tiled_single_op(Tl& tl, const GemmShape& s);
+
+}  // namespace kb

@@ -1,0 +1,110 @@
+// PE configuration: the validated runtime object with every default.
+//
+// Two layers (STYLE.md 4): the YAML file is read into a generic node tree,
+// checked key by key against the schema below (unknown keys, wrong types and
+// out-of-range values are errors naming file, line and key), then copied into
+// PeConfig. Every field's default lives here and nowhere else.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace kb {
+
+// ADR-0064 D1/D4/D7/D8: cycle-domain knobs of the dispatch cost model.
+struct CostModelConfig {
+  uint64_t fixed_per_cmd_cycles = 40;           // FIXED(CompositeCmd), D3
+  uint64_t fixed_per_single_op_cmd_cycles = 8;  // FIXED(single-op cmds), D8
+  double byte_cycles_recip = 0.0625;            // R, cycles per byte, D3
+  uint64_t max_composite_logical_bytes = 1024;  // D7 cap
+};
+
+// The PE's share of HBM: pseudo_channels x channel_gbps x efficiency.
+struct HbmConfig {
+  uint64_t pseudo_channels = 8;
+  double channel_gbps = 32.0;
+  double efficiency = 0.8;
+  uint64_t latency_cycles = 100;  // first-byte latency of a read or write
+};
+
+struct DmaConfig {
+  uint64_t setup_cycles = 16;  // descriptor fetch + address generation
+};
+
+// R x C systolic array: ceil(m/R) * ceil(n/C) * k + (R + C) fill/drain.
+struct GemmConfig {
+  uint64_t array_rows = 32;
+  uint64_t array_cols = 32;
+};
+
+// ceil(elements / lanes) * op cost + pipeline latency (+ tree depth for
+// reductions).
+struct MathConfig {
+  uint64_t lanes = 64;
+  uint64_t pipeline_latency_cycles = 4;
+  uint64_t elementwise_cycles = 1;     // add, sub, mul, max, copy, scale
+  uint64_t transcendental_cycles = 4;  // exp, div, recip
+};
+
+// Tightly coupled SRAM: FETCH (TCM -> engine) and STORE (engine -> TCM).
+struct TcmConfig {
+  uint64_t size_bytes = 4u << 20;
+  double bytes_per_cycle = 128.0;
+  uint64_t latency_cycles = 2;
+};
+
+// Hardware tile used by the scheduler's composite tile plan.
+struct TileConfig {
+  uint64_t m = 64;
+  uint64_t n = 64;
+  uint64_t k = 64;
+};
+
+struct SchedulerConfig {
+  uint64_t queue_depth = 8;  // accepted-but-incomplete descriptors
+};
+
+struct PeConfig {
+  double clock_freq_ghz = 1.0;
+  CostModelConfig cost_model;
+  SchedulerConfig scheduler;
+  TileConfig tile;
+  DmaConfig dma;
+  HbmConfig hbm;
+  GemmConfig gemm;
+  MathConfig math;
+  TcmConfig tcm;
+
+  double hbm_bytes_per_cycle() const {
+    return double(hbm.pseudo_channels) * hbm.channel_gbps * hbm.efficiency /
+           clock_freq_ghz;
+  }
+};
+
+// A bad configuration: message names the source (file:line or --set), the
+// dotted key and what was expected.
+struct ConfigError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// One schema entry, for documentation (--help, README) and dumping.
+struct ConfigKeyInfo {
+  std::string key;        // dotted path, e.g. pe.attrs.pe_cost_model.byte_cycles_recip
+  std::string type;       // "uint" (>= 0 integer), "positive uint", "positive float", ...
+  std::string default_value;
+  std::string doc;
+};
+const std::vector<ConfigKeyInfo>& pe_config_keys();
+
+// Loads `path` (empty: defaults only), then applies each `KEY=VALUE` of
+// `sets` in order (VALUE parsed as a YAML scalar). Throws ConfigError.
+PeConfig load_pe_config(const std::string& path,
+                        const std::vector<std::string>& sets = {});
+
+// The effective configuration as YAML, in the file's own shape; loading the
+// output gives back an equal PeConfig.
+std::string dump_pe_config_yaml(const PeConfig& cfg);
+
+}  // namespace kb

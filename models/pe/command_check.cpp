@@ -1,0 +1,175 @@
+#include "models/pe/command_check.h"
+
+#include <string>
+
+namespace kb {
+
+namespace {
+
+[[noreturn]] void fail(const std::string& what, const std::string& msg) {
+  throw KernelError(what + ": " + msg);
+}
+
+std::string describe(const TensorDesc& d) { return "'" + d.name + "' " + d.shape_string(); }
+
+const TensorDesc& tensor(const TensorTable& t, Handle h, const std::string& what,
+                         const char* slot) {
+  if (!t.contains(h)) fail(what, std::string(slot) + " is not a declared tensor (handle " + std::to_string(h) + ")");
+  return t.at(h);
+}
+
+void expect_space(const TensorDesc& d, MemSpace s, const std::string& what, const char* slot) {
+  if (d.space != s) fail(what, std::string(slot) + " " + describe(d) + " must be in " + to_string(s));
+}
+
+void expect_same_shape(const TensorDesc& a, const TensorDesc& b, const std::string& what,
+                       const char* sa, const char* sb) {
+  if (a.rows != b.rows || a.cols != b.cols) {
+    fail(what, std::string("shape mismatch: ") + sa + " " + describe(a) + " vs " + sb + " " + describe(b));
+  }
+}
+
+void check_transfer(const TensorTable& t, Handle dst, Handle src, const std::string& what,
+                    const MemSpace* dst_space, const MemSpace* src_space) {
+  const TensorDesc& d = tensor(t, dst, what, "dst");
+  const TensorDesc& s = tensor(t, src, what, "src");
+  if (dst_space) expect_space(d, *dst_space, what, "dst");
+  if (src_space) expect_space(s, *src_space, what, "src");
+  expect_same_shape(d, s, what, "dst", "src");
+  if (d.dtype != s.dtype) fail(what, "dtype mismatch: dst " + describe(d) + " vs src " + describe(s));
+}
+
+// tile_scope: operands may live in HBM (the scheduler streams them).
+void check_gemm(const TensorTable& t, Handle a, Handle b, Handle out, int64_t m, int64_t n,
+                int64_t k, bool transpose_b, bool tile_scope, const std::string& what) {
+  const TensorDesc& da = tensor(t, a, what, "a");
+  const TensorDesc& db = tensor(t, b, what, "b");
+  const TensorDesc& dout = tensor(t, out, what, "out");
+  if (!tile_scope) {
+    expect_space(da, MemSpace::kTcm, what, "a");
+    expect_space(db, MemSpace::kTcm, what, "b");
+    expect_space(dout, MemSpace::kTcm, what, "out");
+  }
+  const int64_t bk = transpose_b ? db.cols : db.rows;
+  const int64_t bn = transpose_b ? db.rows : db.cols;
+  if (da.cols != bk || dout.rows != da.rows || dout.cols != bn) {
+    fail(what, "shape mismatch: a " + describe(da) + (transpose_b ? " @ b^T " : " @ b ") +
+                   describe(db) + " -> out " + describe(dout));
+  }
+  if (m != da.rows || n != bn || k != da.cols) {
+    fail(what, "m/n/k = " + std::to_string(m) + "/" + std::to_string(n) + "/" + std::to_string(k) +
+                   " do not match the operands (" + std::to_string(da.rows) + "/" +
+                   std::to_string(bn) + "/" + std::to_string(da.cols) + ")");
+  }
+}
+
+void check_math(const TensorTable& t, MathOp op, const std::vector<Handle>& operands, Handle out,
+                const std::string& what) {
+  if (int(operands.size()) != math_op_arity(op)) {
+    fail(what, std::string(to_string(op)) + " takes " + std::to_string(math_op_arity(op)) +
+                   " operand(s), got " + std::to_string(operands.size()));
+  }
+  const TensorDesc& dout = tensor(t, out, what, "out");
+  expect_space(dout, MemSpace::kTcm, what, "out");
+  std::vector<const TensorDesc*> in;
+  for (size_t i = 0; i < operands.size(); ++i) {
+    const char* slot = i == 0 ? "src_a" : "src_b";
+    in.push_back(&tensor(t, operands[i], what, slot));
+    expect_space(*in.back(), MemSpace::kTcm, what, slot);
+  }
+  switch (op) {
+    case MathOp::kFill: return;
+    case MathOp::kRowMax:
+    case MathOp::kRowSum:
+      if (dout.rows != in[0]->rows || dout.cols != 1) {
+        fail(what, "shape mismatch: " + std::string(to_string(op)) + " of src_a " + describe(*in[0]) +
+                       " needs out [" + std::to_string(in[0]->rows) + ", 1], got " + describe(dout));
+      }
+      return;
+    case MathOp::kAddBcast:
+    case MathOp::kSubBcast:
+    case MathOp::kMulBcast:
+    case MathOp::kDivBcast:
+      expect_same_shape(*in[0], dout, what, "src_a", "out");
+      if (in[1]->rows != dout.rows || in[1]->cols != 1) {
+        fail(what, "shape mismatch: broadcast src_b " + describe(*in[1]) + " must be [" +
+                       std::to_string(dout.rows) + ", 1] for out " + describe(dout));
+      }
+      return;
+    default:
+      for (size_t i = 0; i < in.size(); ++i) {
+        expect_same_shape(*in[i], dout, what, i == 0 ? "src_a" : "src_b", "out");
+      }
+  }
+}
+
+const ExtraValue* find_extra(const Extras& extras, const char* name) {
+  for (const Extra& e : extras)
+    if (e.name == name) return &e.value;
+  return nullptr;
+}
+
+int64_t extra_int(const Extras& extras, const char* name, const std::string& what) {
+  const ExtraValue* v = find_extra(extras, name);
+  if (!v || !std::holds_alternative<int64_t>(*v)) fail(what, std::string("needs int extra '") + name + "'");
+  return std::get<int64_t>(*v);
+}
+
+bool extra_bool(const Extras& extras, const char* name) {
+  const ExtraValue* v = find_extra(extras, name);
+  return v && std::holds_alternative<bool>(*v) && std::get<bool>(*v);
+}
+
+Handle operand(const OpSpec& op, const char* name, const std::string& what) {
+  for (const NamedOperand& o : op.operands)
+    if (o.name == name) return o.handle;
+  fail(what, std::string("missing operand '") + name + "'");
+}
+
+}  // namespace
+
+void check_command(const Command& cmd, const TensorTable& t) {
+  const MemSpace hbm = MemSpace::kHbm, tcm = MemSpace::kTcm;
+  if (const auto* c = std::get_if<DmaReadCmd>(&cmd)) {
+    check_transfer(t, c->dst, c->src, "DmaReadCmd", &tcm, &hbm);
+  } else if (const auto* c = std::get_if<DmaWriteCmd>(&cmd)) {
+    check_transfer(t, c->dst, c->src, "DmaWriteCmd", &hbm, &tcm);
+  } else if (const auto* c = std::get_if<CopyCmd>(&cmd)) {
+    check_transfer(t, c->dst, c->src, "CopyCmd", nullptr, nullptr);
+  } else if (const auto* c = std::get_if<GemmCmd>(&cmd)) {
+    check_gemm(t, c->a, c->b, c->out, c->m, c->n, c->k, c->transpose_b, false, "GemmCmd");
+  } else if (const auto* c = std::get_if<MathCmd>(&cmd)) {
+    check_math(t, c->op, c->operands, c->out, std::string("MathCmd ") + to_string(c->op));
+  } else if (const auto* c = std::get_if<CompositeCmd>(&cmd)) {
+    const std::string base = "CompositeCmd '" + c->name + "'";
+    const OpSpec* tile_gemm = nullptr;
+    for (size_t i = 0; i < c->ops.size(); ++i) {
+      const OpSpec& op = c->ops[i];
+      const std::string what = base + " op " + std::to_string(i) + " (" + op.kind + ", " +
+                               to_string(op.scope) + ")";
+      if (!op.has_out) fail(what, "needs an out handle");
+      if (op.kind == "gemm") {
+        const bool tile = op.scope == OpScope::kTile;
+        if (tile && tile_gemm) fail(what, "a composite has at most one tile-scope gemm");
+        if (tile) tile_gemm = &op;
+        check_gemm(t, operand(op, "a", what), operand(op, "b", what), op.out,
+                   extra_int(op.extra, "m", what), extra_int(op.extra, "n", what),
+                   extra_int(op.extra, "k", what), extra_bool(op.extra, "transpose_b"), tile, what);
+        continue;
+      }
+      MathOp m;
+      if (!math_op_from_string(op.kind, &m)) fail(what, "unknown op kind '" + op.kind + "'");
+      std::vector<Handle> in;
+      for (const NamedOperand& o : op.operands) in.push_back(o.handle);
+      check_math(t, m, in, op.out, what);
+      if (op.scope == OpScope::kTile) {
+        if (!tile_gemm) fail(what, "a tile-scope math op must follow the tile-scope gemm it works on");
+        if (math_op_is_reduction(m)) fail(what, "reductions cannot run per tile; use prologue or epilogue");
+        expect_same_shape(t.at(op.out), t.at(tile_gemm->out), what, "out", "gemm out");
+      }
+    }
+    for (Handle h : c->rw_handles) tensor(t, h, base, "rw_handle");
+  }
+}
+
+}  // namespace kb

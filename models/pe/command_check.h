@@ -1,0 +1,14 @@
+// Validation of a command against the tensor descriptor table, done by
+// PE_CPU before any dispatch time is charged (live and replay paths alike).
+// A kernel-author mistake throws KernelError naming the command, the
+// operands and their shapes.
+#pragma once
+
+#include "models/pe/commands.h"
+#include "models/pe/tensor_table.h"
+
+namespace kb {
+
+void check_command(const Command& cmd, const TensorTable& table);
+
+}  // namespace kb

@@ -1,0 +1,167 @@
+// PE commands: what PE_CPU writes into PE_SCHEDULER's queue.
+//
+// Every command exposes logical_bytes() exactly per ADR-0064 D2: the
+// HW-logical size of its descriptor (framing 4, opcode 1, enum 1, handle 8,
+// scalar 4, tuple length marker 1), counted per field with no
+// de-duplication. Single-op commands count their fixed fields; a CompositeCmd
+// recursively sums its OpSpecs and rw_handles.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace kb {
+
+// A tensor handle is its address; shape and dtype live in the descriptor
+// table (TensorTable), as ADR-0064 D2 assumes.
+using Handle = uint64_t;
+
+// ADR-0064 D2 field sizes.
+namespace lb {
+constexpr uint32_t kFraming = 4;  // cmd-type discriminator + completion id ref
+constexpr uint32_t kOpcode = 1;
+constexpr uint32_t kEnum = 1;
+constexpr uint32_t kHandle = 8;
+constexpr uint32_t kScalar = 4;
+constexpr uint32_t kTupleLength = 1;
+}  // namespace lb
+
+// Typed OpSpec extras (ADR-0064 D2 _extra_bytes): bool 1, int/float 4,
+// tuple/list 1 + 4n, string 1.
+using ExtraValue =
+    std::variant<bool, int64_t, double, std::vector<int64_t>, std::string>;
+uint32_t extra_bytes(const ExtraValue& v);
+
+struct Extra {
+  std::string name;
+  ExtraValue value;
+};
+using Extras = std::vector<Extra>;
+uint32_t extras_bytes(const Extras& extras);  // 1 (length) + sum
+
+// Elementwise and reduction operations of PE_MATH. Binary "_bcast" variants
+// broadcast a [rows, 1] column over the rows of the first operand.
+enum class MathOp : uint8_t {
+  kAdd,
+  kSub,
+  kMul,
+  kMax,
+  kDiv,
+  kAddBcast,
+  kSubBcast,
+  kMulBcast,
+  kDivBcast,
+  kExp,
+  kScale,   // out = a * extra "factor"
+  kFill,    // out = extra "value"
+  kRowMax,  // [rows, cols] -> [rows, 1]
+  kRowSum,
+};
+const char* to_string(MathOp op);
+bool math_op_from_string(const std::string& name, MathOp* op);
+int math_op_arity(MathOp op);           // operands read
+bool math_op_is_reduction(MathOp op);
+bool math_op_is_transcendental(MathOp op);
+
+// --- Single-op commands (ADR-0064 D8: FIXED = fixed_per_single_op_cmd_cycles)
+
+// tl.load: HBM -> TCM on PE_DMA.
+struct DmaReadCmd {
+  Handle dst = 0;  // TCM
+  Handle src = 0;  // HBM
+  uint32_t logical_bytes() const;  // framing + 2 handles = 20
+};
+
+// tl.store: TCM -> HBM on PE_DMA.
+struct DmaWriteCmd {
+  Handle dst = 0;  // HBM
+  Handle src = 0;  // TCM
+  uint32_t logical_bytes() const;  // 20
+};
+
+// tl.dot: out (+)= a @ b (b transposed when transpose_b) on PE_GEMM.
+struct GemmCmd {
+  Handle a = 0, b = 0, out = 0;
+  int64_t m = 0, n = 0, k = 0;
+  bool transpose_b = false;
+  bool accumulate = false;
+  // framing 4 + 3 handles 24 + m/n/k 12 + 2 flags 2 = 42
+  uint32_t logical_bytes() const;
+};
+
+// tl.<math op>: one elementwise or reduction op on PE_MATH.
+struct MathCmd {
+  MathOp op = MathOp::kAdd;
+  std::vector<Handle> operands;
+  Handle out = 0;
+  Extras extra;
+  // framing 4 + opcode 1 + (1 + 8 per operand) + out 8 + (1 + extras)
+  uint32_t logical_bytes() const;
+};
+
+// tl.copy: TCM -> TCM (or any space) on PE_DMA.
+struct CopyCmd {
+  Handle dst = 0;
+  Handle src = 0;
+  uint32_t logical_bytes() const;  // 20
+};
+
+// --- Composite (ADR-0064 D1/D7; FIXED = fixed_per_cmd_cycles)
+
+// Where an OpSpec runs in the scheduler's tile plan.
+enum class OpScope : uint8_t { kPrologue, kTile, kEpilogue };
+const char* to_string(OpScope s);
+bool op_scope_from_string(const std::string& name, OpScope* s);
+
+struct NamedOperand {
+  std::string name;  // e.g. "src_a"; names are not counted (slot position)
+  Handle handle = 0;
+};
+
+struct OpSpec {
+  std::string kind;  // "gemm" or a MathOp name ("mul_bcast", "exp", ...)
+  OpScope scope = OpScope::kTile;
+  std::vector<NamedOperand> operands;
+  bool has_out = false;
+  Handle out = 0;
+  Extras extra;
+  // opcode 1 + scope 1 + (1 + 8 per operand) + (out ? 8 : 0) + (1 + extras)
+  uint32_t logical_bytes() const;
+};
+
+struct CompositeCmd {
+  std::string name;  // for messages (D7) and the op log; not counted
+  std::vector<OpSpec> ops;
+  std::vector<Handle> rw_handles;
+  // framing 4 + (1 + sum ops) + (1 + 8 per rw handle)
+  uint32_t logical_bytes() const;
+};
+
+// tl.cycles(n): PE_CPU busy for exactly n cycles; bypasses the dispatch
+// formula and is never written to the queue (ADR-0064 D5).
+struct CpuOverheadCmd {
+  uint64_t cycles = 0;
+  uint32_t logical_bytes() const { return 0; }
+};
+
+using Command = std::variant<DmaReadCmd, DmaWriteCmd, GemmCmd, MathCmd,
+                             CopyCmd, CompositeCmd, CpuOverheadCmd>;
+
+// Command type names as they appear in op logs and records.
+const char* command_type_name(const Command& cmd);
+uint32_t logical_bytes(const Command& cmd);
+bool is_single_op(const Command& cmd);  // ADR-0064 D8 set
+
+// Handles a command reads and writes, for the hazard scoreboard.
+// Single-op: operands read, out/dst written. Composite: every op's operands
+// read, every op's out written, rw_handles both.
+struct HandleAccess {
+  std::vector<Handle> reads;
+  std::vector<Handle> writes;
+};
+HandleAccess handle_access(const Command& cmd);
+
+}  // namespace kb

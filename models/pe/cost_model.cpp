@@ -1,0 +1,42 @@
+#include "models/pe/cost_model.h"
+
+#include <cmath>
+
+namespace kb {
+
+uint64_t fixed_cycles(const Command& cmd, const CostModelConfig& cm) {
+  if (std::holds_alternative<CompositeCmd>(cmd)) return cm.fixed_per_cmd_cycles;
+  if (std::holds_alternative<CpuOverheadCmd>(cmd)) return 0;
+  return cm.fixed_per_single_op_cmd_cycles;  // ADR-0064 D8
+}
+
+DispatchCost dispatch_cost(const Command& cmd, const CostModelConfig& cm) {
+  DispatchCost c;
+  if (const auto* overhead = std::get_if<CpuOverheadCmd>(&cmd)) {
+    c.exact_cycles = double(overhead->cycles);  // ADR-0064 D5: bypass
+    c.charged_cycles = overhead->cycles;
+    return c;
+  }
+  c.fixed_cycles = fixed_cycles(cmd, cm);
+  c.exact_cycles = double(c.fixed_cycles) +
+                   double(logical_bytes(cmd)) * cm.byte_cycles_recip;
+  // Whole cycles so the descriptor write falls on a clock edge; the epsilon
+  // keeps binary round-off (e.g. 0.1 x 10) from adding a spurious cycle.
+  c.charged_cycles = uint64_t(std::ceil(c.exact_cycles - 1e-9));
+  return c;
+}
+
+void check_composite_cap(const CompositeCmd& cmd, const CostModelConfig& cm,
+                         const std::string& kernel_name) {
+  const uint32_t bytes = cmd.logical_bytes();
+  if (bytes > cm.max_composite_logical_bytes) {
+    throw CompositeTooLarge(
+        "kernel '" + kernel_name + "': composite '" + cmd.name + "' is " +
+        std::to_string(bytes) + " logical bytes, over the cap of " +
+        std::to_string(cm.max_composite_logical_bytes) +
+        " (pe.attrs.pe_cost_model.max_composite_logical_bytes, ADR-0064 D7);"
+        " split it into smaller composites");
+  }
+}
+
+}  // namespace kb

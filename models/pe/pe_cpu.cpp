@@ -1,0 +1,160 @@
+#include "models/pe/pe_cpu.h"
+
+#include "models/pe/command_check.h"
+#include "models/pe/pe_scheduler.h"
+#include "models/pe/tl.h"
+
+namespace kb {
+
+PeCpu::PeCpu(sc_core::sc_module_name name, const PeConfig& cfg, TensorTable& table, OpLog& log)
+    : sc_module(name),
+      cmd("cmd"),
+      state_signal("state"),
+      descriptors_signal("descriptors"),
+      cfg_(cfg),
+      table_(table),
+      log_(log),
+      clock_(cfg.clock_freq_ghz) {
+  SC_HAS_PROCESS(PeCpu);
+  SC_THREAD(run);
+  payload_.set_extension(new CommandExtension);  // owned by the payload
+}
+
+void PeCpu::launch(const std::string& name, Kernel kernel) {
+  launches_.emplace_back(name, std::move(kernel));
+}
+
+Handle PeCpu::declare(const std::string& name, MemSpace space, int64_t rows, int64_t cols,
+                      Dtype dtype) {
+  const Handle h = table_.declare(name, space, rows, cols, dtype);
+  if (observer_) observer_->on_tensor(table_.at(h), false, 0);
+  return h;
+}
+
+Handle PeCpu::view(Handle base, int64_t row0, int64_t nrows, int64_t col0, int64_t ncols) {
+  const Handle h = table_.view(base, row0, nrows, col0, ncols);
+  if (observer_) observer_->on_tensor(table_.at(h), true, base);
+  return h;
+}
+
+void PeCpu::add_cpu_record(RecordKind kind, uint64_t id, const Command* c, uint64_t start_ps,
+                           const DispatchCost* cost) {
+  OpRecord r;
+  r.component = Component::kPeCpu;
+  r.kind = kind;
+  r.cmd_id = id;
+  r.cmd_type = c ? command_type_name(*c) : "";
+  if (const auto* m = c ? std::get_if<MathCmd>(c) : nullptr) r.op = to_string(m->op);
+  r.start_ps = start_ps;
+  r.end_ps = sc_core::sc_time_stamp().value();
+  if (cost) {
+    r.logical_bytes = logical_bytes(*c);
+    r.dispatch_cycles_exact = cost->exact_cycles;
+    r.dispatch_cycles_charged = cost->charged_cycles;
+  }
+  log_.add(r);
+}
+
+void PeCpu::dispatch(const Command& c) {
+  LaunchResult& res = *current_;
+  const DispatchCost cost = dispatch_cost(c, cfg_.cost_model);
+  if (std::holds_alternative<CpuOverheadCmd>(c)) {  // ADR-0064 D5: bypass
+    if (observer_) observer_->on_command(c);
+    const uint64_t start = sc_core::sc_time_stamp().value();
+    set_state(CpuState::kDispatching);
+    sc_core::wait(clock_.cycles(cost.charged_cycles));
+    set_state(CpuState::kIdle);
+    add_cpu_record(RecordKind::kCpuCycles, 0, &c, start, &cost);
+    res.cpu_cycles_ps += sc_core::sc_time_stamp().value() - start;
+    return;
+  }
+  // Rejections happen before any time is charged or anything is queued.
+  if (const auto* comp = std::get_if<CompositeCmd>(&c)) {
+    check_composite_cap(*comp, cfg_.cost_model, res.kernel);  // ADR-0064 D7
+  }
+  const uint64_t id = next_id_;
+  try {
+    check_command(c, table_);
+  } catch (const KernelError& e) {
+    throw KernelError("kernel '" + res.kernel + "', command #" + std::to_string(id) + " " +
+                      e.what());
+  }
+  ++next_id_;
+  if (observer_) observer_->on_command(c);
+
+  // ADR-0064 D1: PE_CPU is busy for the dispatch cycles, then writes.
+  const uint64_t start = sc_core::sc_time_stamp().value();
+  set_state(CpuState::kDispatching);
+  sc_core::wait(clock_.cycles(cost.charged_cycles));
+  add_cpu_record(RecordKind::kDispatch, id, &c, start, &cost);
+  const uint64_t written = sc_core::sc_time_stamp().value();
+  res.dispatch_ps += written - start;
+  res.dispatch_cycles_exact += cost.exact_cycles;
+  res.dispatch_cycles_charged += cost.charged_cycles;
+  res.logical_bytes += logical_bytes(c);
+  ++res.commands;
+  ++res.commands_by_type[c.index()];
+
+  // The descriptor write; blocks while the queue is full (back-pressure).
+  set_state(CpuState::kStalled);
+  auto* ext = payload_.get_extension<CommandExtension>();
+  ext->cmd = &c;
+  ext->id = id;
+  descriptor_.assign(logical_bytes(c), 0);  // the descriptor's logical size
+  payload_.set_command(tlm::TLM_WRITE_COMMAND);
+  payload_.set_address(kQueueAddress);
+  payload_.set_data_ptr(descriptor_.data());
+  payload_.set_data_length(unsigned(descriptor_.size()));
+  payload_.set_streaming_width(unsigned(descriptor_.size()));
+  payload_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+  cmd->b_transport(payload_, delay);
+  ext->cmd = nullptr;
+  if (payload_.is_response_error()) {
+    SC_REPORT_ERROR(name(), ("descriptor write failed: " + payload_.get_response_string()).c_str());
+  }
+  const uint64_t accepted = sc_core::sc_time_stamp().value();
+  if (accepted > written) {
+    add_cpu_record(RecordKind::kStall, id, &c, written, nullptr);
+    res.stall_ps += accepted - written;
+  }
+  descriptors_signal.write(++descriptors_written_);
+  set_state(CpuState::kIdle);
+}
+
+void PeCpu::drain() {
+  set_state(CpuState::kWaiting);
+  tlm::tlm_generic_payload p;
+  p.set_command(tlm::TLM_READ_COMMAND);
+  p.set_address(kDrainAddress);
+  p.set_data_ptr(nullptr);
+  p.set_data_length(0);
+  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+  cmd->b_transport(p, delay);
+  set_state(CpuState::kIdle);
+}
+
+void PeCpu::run() {
+  for (auto& [name, kernel] : launches_) {
+    results_.emplace_back();
+    current_ = &results_.back();
+    current_->kernel = name;
+    current_->start_ps = sc_core::sc_time_stamp().value();
+    try {
+      Tl tl(*this, table_, cfg_, name);
+      kernel(tl);
+      drain();
+    } catch (const std::exception& e) {
+      // A kernel's exception ends the simulation cleanly (DESIGN.md "Runs").
+      current_->error = e.what();
+      current_->end_ps = sc_core::sc_time_stamp().value();
+      sc_core::sc_stop();
+      return;
+    }
+    current_->end_ps = sc_core::sc_time_stamp().value();
+  }
+  current_ = nullptr;
+  // Every launch drained: no event is left, so sc_start() returns by itself.
+}
+
+}  // namespace kb

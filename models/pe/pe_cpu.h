@@ -1,0 +1,101 @@
+// PE_CPU: runs kernels in an SC_THREAD and writes their commands into
+// PE_SCHEDULER's queue.
+//
+// For every command it waits dispatch_cycles(cmd) = FIXED(type) +
+// logical_bytes x R (ADR-0064 D1/D8; state: dispatching), then writes the
+// descriptor with a TLM WRITE whose extension carries the command. The write
+// blocks while the queue is full (state: stalled). tl.cycles(n) waits exactly
+// n cycles and writes nothing (D5). A kernel ends when the scheduler has
+// drained; its latency runs from its start to its last completion.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
+
+#include "models/config/pe_config.h"
+#include "models/pe/clock.h"
+#include "models/pe/commands.h"
+#include "models/pe/cost_model.h"
+#include "models/pe/tensor_table.h"
+#include "models/trace/op_log.h"
+
+namespace kb {
+
+class Tl;
+using Kernel = std::function<void(Tl&)>;
+
+// What one kernel launch cost.
+struct LaunchResult {
+  std::string kernel;
+  uint64_t start_ps = 0, end_ps = 0;
+  uint64_t latency_ps() const { return end_ps - start_ps; }
+  uint64_t commands = 0;  // written to the queue (CpuOverheadCmd excluded)
+  uint64_t commands_by_type[7] = {};  // indexed like Command's alternatives
+  uint64_t logical_bytes = 0;
+  double dispatch_cycles_exact = 0;
+  uint64_t dispatch_cycles_charged = 0;
+  uint64_t dispatch_ps = 0;    // PE_CPU busy dispatching
+  uint64_t stall_ps = 0;       // PE_CPU held back by a full queue
+  uint64_t cpu_cycles_ps = 0;  // tl.cycles(n)
+  std::string error;           // non-empty: the kernel failed here
+};
+
+// Sees every tensor declaration and command PE_CPU handles, in order (the
+// seam for recording a replayable stream).
+struct CpuObserver {
+  virtual ~CpuObserver() = default;
+  virtual void on_tensor(const TensorDesc& d, bool is_view, Handle base) = 0;
+  virtual void on_command(const Command& cmd) = 0;
+};
+
+enum class CpuState : uint8_t { kIdle, kDispatching, kStalled, kWaiting };
+
+class PeCpu : public sc_core::sc_module {
+ public:
+  tlm_utils::simple_initiator_socket<PeCpu> cmd;  // to PE_SCHEDULER
+
+  PeCpu(sc_core::sc_module_name name, const PeConfig& cfg, TensorTable& table, OpLog& log);
+
+  // Queues a kernel; launches run back to back, in order, from time 0.
+  void launch(const std::string& name, Kernel kernel);
+  const std::vector<LaunchResult>& results() const { return results_; }
+  void set_observer(CpuObserver* o) { observer_ = o; }
+
+  // The one dispatch path, shared by tl (live) and replay: validates, charges
+  // the ADR-0064 cost, then writes the descriptor.
+  void dispatch(const Command& c);
+  void drain();  // waits until every accepted command has completed
+  Handle declare(const std::string& name, MemSpace space, int64_t rows, int64_t cols, Dtype dtype);
+  Handle view(Handle base, int64_t row0, int64_t nrows, int64_t col0, int64_t ncols);
+  const TensorTable& table() const { return table_; }
+
+  sc_core::sc_signal<uint32_t, sc_core::SC_MANY_WRITERS> state_signal;       // CpuState, for traces
+  sc_core::sc_signal<uint64_t, sc_core::SC_MANY_WRITERS> descriptors_signal;  // descriptors written
+
+ private:
+  void run();
+  void set_state(CpuState s) { state_signal.write(uint32_t(s)); }
+  void add_cpu_record(RecordKind kind, uint64_t id, const Command* c, uint64_t start_ps,
+                      const DispatchCost* cost);
+
+  const PeConfig& cfg_;
+  TensorTable& table_;
+  OpLog& log_;
+  Clock clock_;
+  CpuObserver* observer_ = nullptr;
+  std::vector<std::pair<std::string, Kernel>> launches_;
+  std::vector<LaunchResult> results_;
+  LaunchResult* current_ = nullptr;
+  uint64_t next_id_ = 1;
+  uint64_t descriptors_written_ = 0;
+  tlm::tlm_generic_payload payload_;  // reused for every descriptor write
+  std::vector<unsigned char> descriptor_;
+};
+
+}  // namespace kb

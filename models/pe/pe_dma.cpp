@@ -1,0 +1,30 @@
+#include "models/pe/pe_dma.h"
+
+#include "models/pe/engine_timing.h"
+
+namespace kb {
+
+PeDma::PeDma(sc_core::sc_module_name name, const PeConfig& cfg)
+    : StageEngine(name, cfg), mem("mem") {}
+
+void PeDma::execute(const Stage& s) {
+  if (s.tcm_only) {  // TCM -> TCM copy never leaves the PE
+    StageEngine::execute(s);
+    return;
+  }
+  sc_core::wait(clock_.cycles(cfg_.dma.setup_cycles));
+  burst_.set_command(s.kind == RecordKind::kDmaWrite ? tlm::TLM_WRITE_COMMAND
+                                                     : tlm::TLM_READ_COMMAND);
+  burst_.set_address(0);
+  burst_.set_data_ptr(nullptr);  // timing mode moves no data
+  burst_.set_data_length(static_cast<unsigned>(s.bytes));
+  burst_.set_streaming_width(static_cast<unsigned>(s.bytes));
+  burst_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+  mem->b_transport(burst_, delay);
+  if (burst_.is_response_error()) {
+    SC_REPORT_ERROR(name(), burst_.get_response_string().c_str());
+  }
+}
+
+}  // namespace kb

@@ -1,0 +1,170 @@
+#include "models/pe/pe_scheduler.h"
+
+#include "models/pe/tile_plan.h"
+
+namespace kb {
+
+PeScheduler::PeScheduler(sc_core::sc_module_name name, const PeConfig& cfg,
+                         const TensorTable& table, OpLog& log)
+    : sc_module(name),
+      in("in"),
+      dma("dma"),
+      gemm("gemm"),
+      math("math"),
+      tcm("tcm"),
+      occupancy_signal("occupancy"),
+      cfg_(cfg),
+      table_(table),
+      log_(log) {
+  in.register_b_transport(this, &PeScheduler::b_transport);
+  for (int e = 0; e < kNumEngines; ++e) {
+    sc_core::sc_spawn_options opts;
+    sc_core::sc_spawn([this, e] { engine_thread(Engine(e)); },
+                      (std::string("issue_") + to_string(engine_component(Engine(e)))).c_str(),
+                      &opts);
+  }
+}
+
+tlm_utils::simple_initiator_socket<PeScheduler>& PeScheduler::socket(Engine e) {
+  switch (e) {
+    case Engine::kDma: return dma;
+    case Engine::kGemm: return gemm;
+    case Engine::kMath: return math;
+    case Engine::kTcm: return tcm;
+  }
+  return dma;
+}
+
+void PeScheduler::b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) {
+  if (delay != sc_core::SC_ZERO_TIME) {
+    sc_core::wait(delay);
+    delay = sc_core::SC_ZERO_TIME;
+  }
+  if (payload.is_read() && payload.get_address() == kDrainAddress) {
+    while (!inflight_.empty()) sc_core::wait(drained_);
+    payload.set_response_status(tlm::TLM_OK_RESPONSE);
+    return;
+  }
+  const CommandExtension* ext = payload.get_extension<CommandExtension>();
+  if (!payload.is_write() || payload.get_address() != kQueueAddress || !ext || !ext->cmd) {
+    payload.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    return;
+  }
+  // Back-pressure: a slot frees only when a command completes.
+  while (inflight_.size() >= cfg_.scheduler.queue_depth) sc_core::wait(slot_freed_);
+  accept(ext->id, *ext->cmd);
+  payload.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+namespace {
+std::vector<ByteRange> ranges(const TensorTable& t, const std::vector<Handle>& hs) {
+  std::vector<ByteRange> r;
+  r.reserve(hs.size());
+  for (Handle h : hs) {
+    const TensorDesc& d = t.at(h);
+    r.push_back({d.span_begin(), d.span_end()});
+  }
+  return r;
+}
+}  // namespace
+
+void PeScheduler::accept(uint64_t id, const Command& cmd) {
+  InFlight& f = inflight_[id];
+  f.id = id;
+  build_stages(id, cmd, table_, cfg_, f.stages);  // ADR-0064 D5: no time
+  f.remaining = uint32_t(f.stages.size());
+  occupancy_signal.write(uint32_t(inflight_.size()));
+
+  const HandleAccess access = handle_access(cmd);
+  for (const auto& b : scoreboard_.add(id, ranges(table_, access.reads),
+                                       ranges(table_, access.writes))) {
+    inflight_.at(b.id).waiters.push_back(id);
+    ++f.blockers;
+  }
+  if (f.remaining == 0 && f.blockers == 0) {
+    complete_command(id);
+    return;
+  }
+  if (f.blockers == 0) release(f);
+}
+
+void PeScheduler::release(InFlight& f) {
+  if (f.remaining == 0) {
+    complete_command(f.id);
+    return;
+  }
+  for (uint32_t i = 0; i < f.stages.size(); ++i) {
+    if (f.stages[i].pending == 0) make_ready(f, i);
+  }
+}
+
+void PeScheduler::make_ready(InFlight& f, uint32_t stage) {
+  const int e = int(f.stages[stage].engine);
+  ready_[e].push({f.id, stage});
+  ready_event_[e].notify(sc_core::SC_ZERO_TIME);
+}
+
+void PeScheduler::complete_stage(InFlight& f, uint32_t stage) {
+  for (uint32_t d : f.stages[stage].dependents) {
+    if (--f.stages[d].pending == 0) make_ready(f, d);
+  }
+  if (--f.remaining == 0) complete_command(f.id);
+}
+
+void PeScheduler::complete_command(uint64_t id) {
+  auto it = inflight_.find(id);
+  const std::vector<uint64_t> waiters = std::move(it->second.waiters);
+  inflight_.erase(it);
+  scoreboard_.remove(id);
+  occupancy_signal.write(uint32_t(inflight_.size()));
+  slot_freed_.notify(sc_core::SC_ZERO_TIME);
+  if (inflight_.empty()) drained_.notify(sc_core::SC_ZERO_TIME);
+  for (uint64_t w : waiters) {
+    InFlight& f = inflight_.at(w);
+    if (--f.blockers == 0) release(f);
+  }
+}
+
+void PeScheduler::engine_thread(Engine e) {
+  auto& ready = ready_[int(e)];
+  tlm::tlm_generic_payload payload;
+  auto* ext = new StageExtension;  // owned by the payload from here on
+  payload.set_extension(ext);
+  payload.set_command(tlm::TLM_WRITE_COMMAND);
+  payload.set_address(0);
+  payload.set_data_ptr(nullptr);
+  payload.set_data_length(0);
+  const Component component = engine_component(e);
+  for (;;) {
+    while (ready.empty()) sc_core::wait(ready_event_[int(e)]);
+    const Ready r = ready.top();
+    ready.pop();
+    InFlight& f = inflight_.at(r.cmd_id);
+    const Stage& s = f.stages[r.stage];
+    ext->stage = &s;
+    payload.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    busy_signal[int(e)].write(true);
+    const uint64_t start = sc_core::sc_time_stamp().value();
+    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+    socket(e)->b_transport(payload, delay);
+    if (payload.is_response_error()) {
+      SC_REPORT_ERROR(name(), ("engine rejected a stage: " + payload.get_response_string()).c_str());
+    }
+    busy_signal[int(e)].write(false);
+    OpRecord rec;
+    rec.component = component;
+    rec.kind = s.kind;
+    rec.cmd_id = s.cmd_id;
+    rec.cmd_type = s.cmd_type;
+    rec.op = s.kind == RecordKind::kMath ? to_string(s.op) : "";
+    rec.tile = s.tile;
+    rec.start_ps = start;
+    rec.end_ps = sc_core::sc_time_stamp().value();
+    rec.bytes = s.bytes;
+    rec.elements = s.elements;
+    log_.add(rec);
+    complete_stage(f, r.stage);
+  }
+}
+
+}  // namespace kb

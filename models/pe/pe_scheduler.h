@@ -1,0 +1,101 @@
+// PE_SCHEDULER: the descriptor queue, the hazard scoreboard and the stage
+// issue logic.
+//
+// - `in` accepts TLM WRITEs at kQueueAddress carrying a CommandExtension; the
+//   write blocks while `queue_depth` descriptors are accepted but not
+//   complete (back-pressure on PE_CPU). A READ at kDrainAddress returns when
+//   every accepted descriptor has completed (the completion register).
+// - Each accepted command becomes stages (tile_plan.h), at no simulated cost
+//   (ADR-0064 D5). A command's stages become ready once every earlier command
+//   it conflicts with (RAW, WAR, WAW on byte ranges) has completed.
+// - One issue thread per engine sends that engine's oldest ready stage over
+//   its socket; engines run concurrently.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <queue>
+#include <vector>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/simple_target_socket.h>
+
+#include "models/config/pe_config.h"
+#include "models/pe/commands.h"
+#include "models/pe/hazard_scoreboard.h"
+#include "models/pe/stage.h"
+#include "models/pe/tensor_table.h"
+#include "models/trace/op_log.h"
+
+namespace kb {
+
+constexpr uint64_t kQueueAddress = 0x0;
+constexpr uint64_t kDrainAddress = 0x8;
+
+// The decoded command riding on a descriptor write (STYLE.md 6).
+struct CommandExtension : tlm::tlm_extension<CommandExtension> {
+  const Command* cmd = nullptr;
+  uint64_t id = 0;
+  tlm::tlm_extension_base* clone() const override {
+    auto* e = new CommandExtension;
+    *e = *this;
+    return e;
+  }
+  void copy_from(const tlm::tlm_extension_base& other) override {
+    *this = static_cast<const CommandExtension&>(other);
+  }
+};
+
+class PeScheduler : public sc_core::sc_module {
+ public:
+  tlm_utils::simple_target_socket<PeScheduler> in;  // from PE_CPU
+  tlm_utils::simple_initiator_socket<PeScheduler> dma, gemm, math, tcm;
+
+  PeScheduler(sc_core::sc_module_name name, const PeConfig& cfg,
+              const TensorTable& table, OpLog& log);
+
+  size_t occupancy() const { return inflight_.size(); }
+  // Observers: queue occupancy changes, per-engine busy (for traces).
+  sc_core::sc_signal<uint32_t, sc_core::SC_MANY_WRITERS> occupancy_signal;
+  sc_core::sc_signal<bool, sc_core::SC_MANY_WRITERS> busy_signal[kNumEngines];
+
+ private:
+  struct InFlight {
+    uint64_t id = 0;
+    std::vector<Stage> stages;
+    uint32_t remaining = 0;  // stages not yet complete
+    uint32_t blockers = 0;   // earlier conflicting commands not yet complete
+    std::vector<uint64_t> waiters;  // later commands blocked on this one
+  };
+  struct Ready {
+    uint64_t cmd_id;
+    uint32_t stage;
+    bool operator>(const Ready& o) const {
+      return cmd_id != o.cmd_id ? cmd_id > o.cmd_id : stage > o.stage;
+    }
+  };
+
+  void b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
+  void accept(uint64_t id, const Command& cmd);
+  void release(InFlight& f);  // hazards cleared: roots become ready
+  void make_ready(InFlight& f, uint32_t stage);
+  void complete_stage(InFlight& f, uint32_t stage);
+  void complete_command(uint64_t id);
+  void engine_thread(Engine e);
+  tlm_utils::simple_initiator_socket<PeScheduler>& socket(Engine e);
+
+  const PeConfig& cfg_;
+  const TensorTable& table_;
+  OpLog& log_;
+  HazardScoreboard scoreboard_;
+  std::map<uint64_t, InFlight> inflight_;
+  std::priority_queue<Ready, std::vector<Ready>, std::greater<Ready>> ready_[kNumEngines];
+  sc_core::sc_event ready_event_[kNumEngines];
+  sc_core::sc_event slot_freed_;
+  sc_core::sc_event drained_;
+};
+
+}  // namespace kb

@@ -1,0 +1,31 @@
+#include "models/pe/stage_engine.h"
+
+#include "models/pe/engine_timing.h"
+
+namespace kb {
+
+StageEngine::StageEngine(sc_core::sc_module_name name, const PeConfig& cfg)
+    : sc_module(name), in("in"), cfg_(cfg), clock_(cfg.clock_freq_ghz) {
+  in.register_b_transport(this, &StageEngine::b_transport);
+}
+
+void StageEngine::execute(const Stage& s) {
+  sc_core::wait(clock_.cycles(stage_cycles(cfg_, s)));
+}
+
+void StageEngine::b_transport(tlm::tlm_generic_payload& payload,
+                              sc_core::sc_time& delay) {
+  const StageExtension* ext = payload.get_extension<StageExtension>();
+  if (!ext || !ext->stage) {
+    payload.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
+    return;
+  }
+  if (delay != sc_core::SC_ZERO_TIME) {
+    sc_core::wait(delay);
+    delay = sc_core::SC_ZERO_TIME;
+  }
+  execute(*ext->stage);
+  payload.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+}  // namespace kb

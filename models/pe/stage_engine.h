@@ -1,0 +1,32 @@
+// Common shell of the PE's engines: a target socket `in` that receives one
+// stage at a time from PE_SCHEDULER (the scheduler never issues a second
+// stage to a busy engine) and an execute() that spends the stage's time.
+#pragma once
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_target_socket.h>
+
+#include "models/config/pe_config.h"
+#include "models/pe/clock.h"
+#include "models/pe/stage.h"
+
+namespace kb {
+
+class StageEngine : public sc_core::sc_module {
+ public:
+  tlm_utils::simple_target_socket<StageEngine> in;  // stages from PE_SCHEDULER
+
+  StageEngine(sc_core::sc_module_name name, const PeConfig& cfg);
+
+ protected:
+  // Default: wait stage_cycles() (engine_timing.h).
+  virtual void execute(const Stage& s);
+  const PeConfig& cfg_;
+  Clock clock_;
+
+ private:
+  void b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
+};
+
+}  // namespace kb

@@ -1,0 +1,81 @@
+// The PE's tensor descriptor table. A Handle is an 8-byte reference into it
+// (ADR-0064 D2: "address only - shape/dtype assumed in descriptor table");
+// the descriptor holds the memory space, byte address, shape, strides and
+// dtype. Views (row/column slices) get their own descriptor over the same
+// bytes, so the hazard scoreboard compares address ranges, not handles.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "models/pe/commands.h"
+
+namespace kb {
+
+enum class MemSpace : uint8_t { kHbm, kTcm };
+const char* to_string(MemSpace s);
+
+enum class Dtype : uint8_t { kFp32, kBf16, kFp16, kInt8 };
+const char* to_string(Dtype d);
+bool dtype_from_string(const std::string& name, Dtype* d);
+uint32_t dtype_bytes(Dtype d);
+
+// A kernel-author mistake (bad shape, unknown handle, out of TCM, ...).
+struct KernelError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct TensorDesc {
+  Handle handle = 0;
+  std::string name;
+  MemSpace space = MemSpace::kHbm;
+  Dtype dtype = Dtype::kFp32;
+  int64_t rows = 0, cols = 0;  // every tensor is 2-D: [rows, cols]
+  int64_t row_stride = 0;      // elements between rows (>= cols for views)
+  uint64_t address = 0;        // byte address of element [0, 0]
+
+  int64_t elements() const { return rows * cols; }
+  uint64_t bytes() const { return uint64_t(elements()) * dtype_bytes(dtype); }
+  // [begin, end) byte range covered, for hazards (conservative for strided
+  // views: the bounding range).
+  uint64_t span_begin() const { return address; }
+  uint64_t span_end() const;
+  std::string shape_string() const;  // "[rows, cols] dtype space"
+};
+
+// HBM and TCM are disjoint ranges of one address map.
+constexpr uint64_t kTcmBase = 0x0;
+constexpr uint64_t kHbmBase = uint64_t(1) << 40;
+
+class TensorTable {
+ public:
+  explicit TensorTable(uint64_t tcm_size_bytes) : tcm_size_(tcm_size_bytes) {}
+
+  // Allocates a new tensor (64-byte aligned). Throws KernelError when TCM is
+  // full or the shape is not positive.
+  Handle declare(const std::string& name, MemSpace space, int64_t rows,
+                 int64_t cols, Dtype dtype);
+  // Declares a tensor at a given address, as a recorded stream does.
+  Handle declare_at(const std::string& name, MemSpace space, int64_t rows,
+                    int64_t cols, Dtype dtype, uint64_t address,
+                    int64_t row_stride);
+  // rows [row0, row0+nrows) x cols [col0, col0+ncols) of `base`.
+  Handle view(Handle base, int64_t row0, int64_t nrows, int64_t col0,
+              int64_t ncols, const std::string& name = "");
+
+  const TensorDesc& at(Handle h) const;  // throws KernelError if unknown
+  bool contains(Handle h) const { return h >= 1 && h <= descs_.size(); }
+  const std::vector<TensorDesc>& all() const { return descs_; }
+  uint64_t tcm_used() const { return tcm_next_ - kTcmBase; }
+
+ private:
+  Handle add(TensorDesc d);
+  uint64_t tcm_size_;
+  uint64_t tcm_next_ = kTcmBase;
+  uint64_t hbm_next_ = kHbmBase;
+  std::vector<TensorDesc> descs_;  // handle h is descs_[h - 1]
+};
+
+}  // namespace kb

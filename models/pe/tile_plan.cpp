@@ -1,0 +1,230 @@
+#include "models/pe/tile_plan.h"
+
+#include <algorithm>
+
+namespace kb {
+
+namespace {
+
+class PlanBuilder {
+ public:
+  PlanBuilder(uint64_t cmd_id, const char* cmd_type, const TensorTable& table,
+              const PeConfig& cfg, std::vector<Stage>& out)
+      : id_(cmd_id), type_(cmd_type), table_(table), cfg_(cfg), out_(out) {
+    out_.clear();
+  }
+
+  int add(RecordKind kind, Engine engine, int64_t tile) {
+    Stage s;
+    s.cmd_id = id_;
+    s.cmd_type = type_;
+    s.kind = kind;
+    s.engine = engine;
+    s.tile = tile;
+    out_.push_back(std::move(s));
+    return int(out_.size()) - 1;
+  }
+  Stage& at(int i) { return out_[size_t(i)]; }
+  void edge(int from, int to) {
+    if (from < 0 || to < 0) return;
+    out_[size_t(from)].dependents.push_back(uint32_t(to));
+    ++out_[size_t(to)].pending;
+  }
+
+  int transfer(RecordKind kind, Handle dst, Handle src) {
+    const TensorDesc& d = table_.at(dst);
+    const TensorDesc& s = table_.at(src);
+    const int i = add(kind, Engine::kDma, -1);
+    at(i).bytes = s.bytes();
+    at(i).elements = uint64_t(s.elements());
+    at(i).tcm_only = d.space == MemSpace::kTcm && s.space == MemSpace::kTcm;
+    return i;
+  }
+
+  int gemm(int64_t tile, int64_t m, int64_t n, int64_t k) {
+    const int i = add(RecordKind::kGemm, Engine::kGemm, tile);
+    at(i).m = m;
+    at(i).n = n;
+    at(i).k = k;
+    at(i).elements = uint64_t(m * n);
+    return i;
+  }
+
+  // elements: output elements, or input elements of a reduction.
+  int math(int64_t tile, MathOp op, const std::vector<Handle>& operands, Handle out,
+           uint64_t block_elements) {
+    const int i = add(RecordKind::kMath, Engine::kMath, tile);
+    Stage& s = at(i);
+    s.op = op;
+    if (math_op_is_reduction(op)) {
+      const TensorDesc& src = table_.at(operands.at(0));
+      s.elements = uint64_t(src.elements());
+      s.row_len = src.cols;
+    } else {
+      s.elements = block_elements ? block_elements : uint64_t(table_.at(out).elements());
+    }
+    return i;
+  }
+
+  int tcm(RecordKind kind, int64_t tile, uint64_t bytes) {
+    const int i = add(kind, Engine::kTcm, tile);
+    at(i).bytes = bytes;
+    return i;
+  }
+
+  // A prologue/epilogue op: one standalone stage on its engine.
+  int standalone_op(const OpSpec& op) {
+    if (op.kind == "gemm") {
+      const TensorDesc& a = table_.at(operand(op, "a"));
+      const TensorDesc& o = table_.at(op.out);
+      return gemm(-1, o.rows, o.cols, a.cols);
+    }
+    MathOp m{};
+    math_op_from_string(op.kind, &m);
+    return math(-1, m, handles(op), op.out, 0);
+  }
+
+  void composite(const CompositeCmd& c);
+
+ private:
+  static Handle operand(const OpSpec& op, const char* name) {
+    for (const NamedOperand& o : op.operands)
+      if (o.name == name) return o.handle;
+    return 0;
+  }
+  static std::vector<Handle> handles(const OpSpec& op) {
+    std::vector<Handle> h;
+    for (const NamedOperand& o : op.operands) h.push_back(o.handle);
+    return h;
+  }
+  static bool flag(const OpSpec& op, const char* name) {
+    for (const Extra& e : op.extra)
+      if (e.name == name && std::holds_alternative<bool>(e.value)) return std::get<bool>(e.value);
+    return false;
+  }
+
+  uint64_t id_;
+  const char* type_;
+  const TensorTable& table_;
+  const PeConfig& cfg_;
+  std::vector<Stage>& out_;
+};
+
+void PlanBuilder::composite(const CompositeCmd& c) {
+  // Prologue: standalone stages in program order.
+  int last_prologue = -1;
+  const OpSpec* tile_gemm = nullptr;
+  std::vector<const OpSpec*> tile_math;
+  for (const OpSpec& op : c.ops) {
+    if (op.scope == OpScope::kPrologue) {
+      const int s = standalone_op(op);
+      edge(last_prologue, s);
+      last_prologue = s;
+    } else if (op.scope == OpScope::kTile) {
+      if (op.kind == "gemm") tile_gemm = &op;
+      else tile_math.push_back(&op);
+    }
+  }
+
+  // Tile loop over the tile-scope GEMM: output blocks (mi, ni), K innermost
+  // so the accumulator stays in the array across K steps.
+  std::vector<int> block_ends;
+  if (tile_gemm) {
+    const TensorDesc& a = table_.at(operand(*tile_gemm, "a"));
+    const TensorDesc& b = table_.at(operand(*tile_gemm, "b"));
+    const TensorDesc& o = table_.at(tile_gemm->out);
+    const bool accumulate = flag(*tile_gemm, "accumulate");
+    const int64_t m = o.rows, n = o.cols, k = a.cols;
+    const int64_t tm = int64_t(cfg_.tile.m), tn = int64_t(cfg_.tile.n), tk = int64_t(cfg_.tile.k);
+    std::vector<int> fetches, gemms;
+    int64_t t = 0;
+    for (int64_t mi = 0; mi < m; mi += tm) {
+      for (int64_t ni = 0; ni < n; ni += tn) {
+        const int64_t rows = std::min(tm, m - mi), cols = std::min(tn, n - ni);
+        for (int64_t ki = 0; ki < k; ki += tk, ++t) {
+          const int64_t kk = std::min(tk, k - ki);
+          const uint64_t a_bytes = uint64_t(rows * kk) * dtype_bytes(a.dtype);
+          const uint64_t b_bytes = uint64_t(kk * cols) * dtype_bytes(b.dtype);
+          uint64_t fetch_bytes = a_bytes + b_bytes;
+          if (accumulate && ki == 0) fetch_bytes += uint64_t(rows * cols) * dtype_bytes(o.dtype);
+          const int fetch = tcm(RecordKind::kFetch, t, fetch_bytes);
+          for (const auto& [desc, bytes] : {std::pair{&a, a_bytes}, std::pair{&b, b_bytes}}) {
+            if (desc->space != MemSpace::kHbm) continue;
+            const int rd = add(RecordKind::kDmaRead, Engine::kDma, t);
+            at(rd).bytes = bytes;
+            at(rd).elements = bytes / dtype_bytes(desc->dtype);
+            if (t >= 2) edge(fetches[size_t(t - 2)], rd);  // TCM buffer reuse
+            edge(rd, fetch);
+          }
+          edge(last_prologue, fetch);
+          if (t >= 2) edge(gemms[size_t(t - 2)], fetch);  // operand buffer reuse
+          const int g = gemm(t, rows, cols, kk);
+          edge(fetch, g);
+          if (!gemms.empty()) edge(gemms.back(), g);  // accumulation order
+          fetches.push_back(fetch);
+          gemms.push_back(g);
+          if (ki + tk < k) continue;
+          // Output block complete: STORE, tile-scope math, DMA_WRITE.
+          int prev = tcm(RecordKind::kStore, t, uint64_t(rows * cols) * dtype_bytes(o.dtype));
+          edge(g, prev);
+          for (const OpSpec* op : tile_math) {
+            MathOp mo{};
+            math_op_from_string(op->kind, &mo);
+            const int s = math(t, mo, handles(*op), op->out, uint64_t(rows * cols));
+            edge(prev, s);
+            prev = s;
+          }
+          if (o.space == MemSpace::kHbm) {
+            const int wr = add(RecordKind::kDmaWrite, Engine::kDma, t);
+            at(wr).bytes = uint64_t(rows * cols) * dtype_bytes(o.dtype);
+            at(wr).elements = uint64_t(rows * cols);
+            edge(prev, wr);
+            prev = wr;
+          }
+          block_ends.push_back(prev);
+        }
+      }
+    }
+  }
+  if (block_ends.empty() && last_prologue >= 0) block_ends.push_back(last_prologue);
+
+  // Epilogue: after every tile, standalone stages in program order.
+  int prev = -1;
+  for (const OpSpec& op : c.ops) {
+    if (op.scope != OpScope::kEpilogue) continue;
+    const int s = standalone_op(op);
+    if (prev < 0) {
+      for (int e : block_ends) edge(e, s);
+    } else {
+      edge(prev, s);
+    }
+    prev = s;
+  }
+}
+
+}  // namespace
+
+uint64_t gemm_tile_count(const TileConfig& tile, int64_t m, int64_t n, int64_t k) {
+  auto tiles = [](int64_t x, uint64_t t) { return (uint64_t(x) + t - 1) / t; };
+  return tiles(m, tile.m) * tiles(n, tile.n) * tiles(k, tile.k);
+}
+
+void build_stages(uint64_t cmd_id, const Command& cmd, const TensorTable& table,
+                  const PeConfig& cfg, std::vector<Stage>& out) {
+  PlanBuilder p(cmd_id, command_type_name(cmd), table, cfg, out);
+  if (const auto* c = std::get_if<DmaReadCmd>(&cmd)) {
+    p.transfer(RecordKind::kDmaRead, c->dst, c->src);
+  } else if (const auto* c = std::get_if<DmaWriteCmd>(&cmd)) {
+    p.transfer(RecordKind::kDmaWrite, c->dst, c->src);
+  } else if (const auto* c = std::get_if<CopyCmd>(&cmd)) {
+    p.transfer(RecordKind::kCopy, c->dst, c->src);
+  } else if (const auto* c = std::get_if<GemmCmd>(&cmd)) {
+    p.gemm(-1, c->m, c->n, c->k);
+  } else if (const auto* c = std::get_if<MathCmd>(&cmd)) {
+    p.math(-1, c->op, c->operands, c->out, 0);
+  } else if (const auto* c = std::get_if<CompositeCmd>(&cmd)) {
+    p.composite(*c);
+  }
+}
+
+}  // namespace kb

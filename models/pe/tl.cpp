@@ -1,0 +1,68 @@
+#include "models/pe/tl.h"
+
+#include "models/pe/pe_cpu.h"
+
+namespace kb {
+
+Tl::Tl(PeCpu& cpu, TensorTable& table, const PeConfig& cfg, std::string kernel_name)
+    : cpu_(cpu), table_(table), cfg_(cfg), kernel_name_(std::move(kernel_name)) {}
+
+Tensor Tl::tensor(Handle h) const {
+  const TensorDesc& d = table_.at(h);
+  return Tensor{h, d.rows, d.cols, d.dtype, d.space};
+}
+
+Tensor Tl::hbm(const std::string& name, int64_t rows, int64_t cols, Dtype dtype) {
+  return tensor(cpu_.declare(name, MemSpace::kHbm, rows, cols, dtype));
+}
+
+Tensor Tl::tcm(const std::string& name, int64_t rows, int64_t cols, Dtype dtype) {
+  return tensor(cpu_.declare(name, MemSpace::kTcm, rows, cols, dtype));
+}
+
+Tensor Tl::view(const Tensor& t, int64_t row0, int64_t nrows, int64_t col0, int64_t ncols) {
+  return tensor(cpu_.view(t.handle, row0, nrows, col0, ncols < 0 ? t.cols - col0 : ncols));
+}
+
+void Tl::load(const Tensor& dst, const Tensor& src) {
+  cpu_.dispatch(DmaReadCmd{dst.handle, src.handle});
+}
+
+void Tl::store(const Tensor& dst, const Tensor& src) {
+  cpu_.dispatch(DmaWriteCmd{dst.handle, src.handle});
+}
+
+void Tl::copy(const Tensor& dst, const Tensor& src) {
+  cpu_.dispatch(CopyCmd{dst.handle, src.handle});
+}
+
+void Tl::dot(const Tensor& out, const Tensor& a, const Tensor& b, DotOptions opt) {
+  GemmCmd c;
+  c.a = a.handle;
+  c.b = b.handle;
+  c.out = out.handle;
+  c.m = a.rows;
+  c.k = a.cols;
+  c.n = opt.transpose_b ? b.rows : b.cols;
+  c.transpose_b = opt.transpose_b;
+  c.accumulate = opt.accumulate;
+  cpu_.dispatch(c);
+}
+
+void Tl::math(MathOp op, const Tensor& out, std::initializer_list<Tensor> operands,
+              Extras extra) {
+  MathCmd c;
+  c.op = op;
+  for (const Tensor& t : operands) c.operands.push_back(t.handle);
+  c.out = out.handle;
+  c.extra = std::move(extra);
+  cpu_.dispatch(c);
+}
+
+void Tl::composite(CompositeCmd cmd) { cpu_.dispatch(cmd); }
+
+void Tl::cycles(uint64_t n) { cpu_.dispatch(CpuOverheadCmd{n}); }
+
+void Tl::wait() { cpu_.drain(); }
+
+}  // namespace kb

@@ -1,0 +1,90 @@
+// tl: the PE's programming interface, implemented by PE_CPU. Kernels include
+// only this header. Every call that reaches PE_SCHEDULER becomes one PE
+// command and pays the ADR-0064 dispatch cost on PE_CPU; tl.cycles(n) costs
+// exactly n cycles (D5).
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "models/config/pe_config.h"
+#include "models/pe/commands.h"
+#include "models/pe/tensor_table.h"
+
+namespace kb {
+
+class PeCpu;
+
+// A declared tensor or view: its handle plus a copy of its shape.
+struct Tensor {
+  Handle handle = 0;
+  int64_t rows = 0, cols = 0;
+  Dtype dtype = Dtype::kFp32;
+  MemSpace space = MemSpace::kTcm;
+  uint64_t bytes() const { return uint64_t(rows * cols) * dtype_bytes(dtype); }
+};
+
+struct DotOptions {
+  bool transpose_b = false;  // out = a @ b^T
+  bool accumulate = false;   // out += a @ b
+};
+
+class Tl {
+ public:
+  Tl(PeCpu& cpu, TensorTable& table, const PeConfig& cfg, std::string kernel_name);
+
+  // --- tensors (no command, no time: descriptor-table entries)
+  Tensor hbm(const std::string& name, int64_t rows, int64_t cols, Dtype dtype);
+  Tensor tcm(const std::string& name, int64_t rows, int64_t cols, Dtype dtype);
+  // rows [row0, row0 + nrows) x cols [col0, col0 + ncols); ncols < 0: all.
+  Tensor view(const Tensor& t, int64_t row0, int64_t nrows, int64_t col0 = 0,
+              int64_t ncols = -1);
+  Tensor rows(const Tensor& t, int64_t row0, int64_t nrows) { return view(t, row0, nrows); }
+
+  // --- single-op commands (ADR-0064 D8 FIXED)
+  void load(const Tensor& dst_tcm, const Tensor& src_hbm);   // DmaReadCmd
+  void store(const Tensor& dst_hbm, const Tensor& src_tcm);  // DmaWriteCmd
+  void copy(const Tensor& dst, const Tensor& src);           // CopyCmd
+  void dot(const Tensor& out, const Tensor& a, const Tensor& b, DotOptions opt = {});  // GemmCmd
+  // MathCmd: out = op(operands...)
+  void math(MathOp op, const Tensor& out, std::initializer_list<Tensor> operands,
+            Extras extra = {});
+  void add(const Tensor& out, const Tensor& a, const Tensor& b) { math(MathOp::kAdd, out, {a, b}); }
+  void sub(const Tensor& out, const Tensor& a, const Tensor& b) { math(MathOp::kSub, out, {a, b}); }
+  void mul(const Tensor& out, const Tensor& a, const Tensor& b) { math(MathOp::kMul, out, {a, b}); }
+  void max(const Tensor& out, const Tensor& a, const Tensor& b) { math(MathOp::kMax, out, {a, b}); }
+  void div(const Tensor& out, const Tensor& a, const Tensor& b) { math(MathOp::kDiv, out, {a, b}); }
+  // b is a [rows, 1] column broadcast across a's columns.
+  void add_bcast(const Tensor& out, const Tensor& a, const Tensor& b) { math(MathOp::kAddBcast, out, {a, b}); }
+  void sub_bcast(const Tensor& out, const Tensor& a, const Tensor& b) { math(MathOp::kSubBcast, out, {a, b}); }
+  void mul_bcast(const Tensor& out, const Tensor& a, const Tensor& b) { math(MathOp::kMulBcast, out, {a, b}); }
+  void div_bcast(const Tensor& out, const Tensor& a, const Tensor& b) { math(MathOp::kDivBcast, out, {a, b}); }
+  void exp(const Tensor& out, const Tensor& a) { math(MathOp::kExp, out, {a}); }
+  void scale(const Tensor& out, const Tensor& a, double factor) {
+    math(MathOp::kScale, out, {a}, {{"factor", factor}});
+  }
+  void fill(const Tensor& out, double value) { math(MathOp::kFill, out, {}, {{"value", value}}); }
+  void rowmax(const Tensor& out, const Tensor& a) { math(MathOp::kRowMax, out, {a}); }
+  void rowsum(const Tensor& out, const Tensor& a) { math(MathOp::kRowSum, out, {a}); }
+
+  // --- composite (ADR-0064 D1, D7: over the cap throws at emit time)
+  void composite(CompositeCmd cmd);
+
+  // --- PE_CPU control
+  void cycles(uint64_t n);  // CpuOverheadCmd: exactly n cycles, no dispatch
+  void wait();              // until every issued command has completed
+
+  const PeConfig& config() const { return cfg_; }
+  const std::string& kernel_name() const { return kernel_name_; }
+  Tensor tensor(Handle h) const;
+
+ private:
+  PeCpu& cpu_;
+  TensorTable& table_;
+  const PeConfig& cfg_;
+  std::string kernel_name_;
+};
+
+}  // namespace kb

@@ -1,0 +1,89 @@
+#include "models/trace/op_log.h"
+
+#include <charconv>
+#include <stdexcept>
+
+namespace kb {
+
+const char* to_string(Component c) {
+  switch (c) {
+    case Component::kPeCpu: return "pe_cpu";
+    case Component::kPeScheduler: return "pe_scheduler";
+    case Component::kPeDma: return "pe_dma";
+    case Component::kPeGemm: return "pe_gemm";
+    case Component::kPeMath: return "pe_math";
+    case Component::kPeTcm: return "pe_tcm";
+  }
+  return "?";
+}
+
+const char* to_string(RecordKind k) {
+  switch (k) {
+    case RecordKind::kDispatch: return "DISPATCH";
+    case RecordKind::kStall: return "STALL";
+    case RecordKind::kCpuCycles: return "CPU_CYCLES";
+    case RecordKind::kDmaRead: return "DMA_READ";
+    case RecordKind::kDmaWrite: return "DMA_WRITE";
+    case RecordKind::kCopy: return "COPY";
+    case RecordKind::kFetch: return "FETCH";
+    case RecordKind::kStore: return "STORE";
+    case RecordKind::kGemm: return "GEMM";
+    case RecordKind::kMath: return "MATH";
+  }
+  return "?";
+}
+
+const char* op_log_csv_header() {
+  return "component,kind,cmd_id,cmd_type,op,tile,start_ps,end_ps,bytes,"
+         "elements,logical_bytes,dispatch_cycles_exact,dispatch_cycles_charged";
+}
+
+std::string op_log_csv_row(const OpRecord& r) {
+  // Shortest round-trip form of the exact dispatch value: deterministic and
+  // lossless.
+  char exact[32];
+  auto res = std::to_chars(exact, exact + sizeof exact, r.dispatch_cycles_exact);
+  *res.ptr = '\0';
+  std::string s;
+  s.reserve(128);
+  s += to_string(r.component); s += ',';
+  s += to_string(r.kind); s += ',';
+  s += std::to_string(r.cmd_id); s += ',';
+  s += r.cmd_type; s += ',';
+  s += r.op; s += ',';
+  s += std::to_string(r.tile); s += ',';
+  s += std::to_string(r.start_ps); s += ',';
+  s += std::to_string(r.end_ps); s += ',';
+  s += std::to_string(r.bytes); s += ',';
+  s += std::to_string(r.elements); s += ',';
+  s += std::to_string(r.logical_bytes); s += ',';
+  s += exact; s += ',';
+  s += std::to_string(r.dispatch_cycles_charged);
+  return s;
+}
+
+void OpLog::configure(bool keep, const std::string& csv_path) {
+  keep_ = keep;
+  if (!csv_path.empty()) {
+    csv_ = std::fopen(csv_path.c_str(), "w");
+    if (!csv_) throw std::runtime_error("cannot write op log '" + csv_path + "'");
+    std::fprintf(csv_, "%s\n", op_log_csv_header());
+  }
+}
+
+OpLog::~OpLog() { close(); }
+
+void OpLog::add(const OpRecord& r) {
+  // PE_CPU is busy while dispatching or spending tl.cycles, not while stalled.
+  if (r.kind != RecordKind::kStall) busy_ps_[int(r.component)] += r.end_ps - r.start_ps;
+  ++count_;
+  if (keep_) records_.push_back(r);
+  if (csv_) std::fprintf(csv_, "%s\n", op_log_csv_row(r).c_str());
+}
+
+void OpLog::close() {
+  if (csv_) std::fclose(csv_);
+  csv_ = nullptr;
+}
+
+}  // namespace kb

@@ -1,0 +1,71 @@
+// The op log: one record per PE_CPU action (dispatch, stall, cycles(n)) and
+// per engine stage. Deterministic: identical inputs give identical records,
+// and the CSV form is byte-identical (times are integer picoseconds).
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace kb {
+
+enum class Component : uint8_t { kPeCpu, kPeScheduler, kPeDma, kPeGemm, kPeMath, kPeTcm };
+const char* to_string(Component c);
+constexpr int kNumComponents = 6;
+
+enum class RecordKind : uint8_t {
+  kDispatch,   // PE_CPU: dispatch_cycles charged before a descriptor write
+  kStall,      // PE_CPU: descriptor write held back by a full queue
+  kCpuCycles,  // PE_CPU: tl.cycles(n)
+  kDmaRead,    // HBM -> TCM
+  kDmaWrite,   // TCM -> HBM
+  kCopy,       // TCM -> TCM
+  kFetch,      // TCM -> engine (composite tile plan)
+  kStore,      // engine -> TCM (composite tile plan)
+  kGemm,
+  kMath,
+};
+const char* to_string(RecordKind k);
+
+struct OpRecord {
+  Component component = Component::kPeCpu;
+  RecordKind kind = RecordKind::kDispatch;
+  uint64_t cmd_id = 0;
+  const char* cmd_type = "";  // command_type_name(): static storage
+  const char* op = "";        // math op or "" (static storage)
+  int64_t tile = -1;          // hardware tile within a composite, -1 if none
+  uint64_t start_ps = 0;
+  uint64_t end_ps = 0;
+  uint64_t bytes = 0;
+  uint64_t elements = 0;
+  uint32_t logical_bytes = 0;         // dispatch records
+  double dispatch_cycles_exact = 0;   // dispatch records: FIXED + bytes x R
+  uint64_t dispatch_cycles_charged = 0;
+};
+
+// The CSV header; README documents each column.
+const char* op_log_csv_header();
+std::string op_log_csv_row(const OpRecord& r);
+
+class OpLog {
+ public:
+  // keep: hold records in memory; csv_path: also stream them to a file.
+  void configure(bool keep, const std::string& csv_path);
+  ~OpLog();
+  void add(const OpRecord& r);
+  const std::vector<OpRecord>& records() const { return records_; }
+  // Sum of record durations per component, kept whether or not records are.
+  uint64_t busy_ps(Component c) const { return busy_ps_[int(c)]; }
+  uint64_t count() const { return count_; }
+  void close();
+
+ private:
+  bool keep_ = true;
+  std::FILE* csv_ = nullptr;
+  std::vector<OpRecord> records_;
+  uint64_t busy_ps_[kNumComponents] = {};
+  uint64_t count_ = 0;
+};
+
+}  // namespace kb

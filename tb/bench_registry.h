@@ -1,0 +1,76 @@
+// The bench registry: every bench registers a name, a one-line description,
+// its parameters (with defaults and docs) and how to turn parameters and a
+// PE configuration into kernel launches. `kernbench list` shows them.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "models/config/pe_config.h"
+#include "models/pe/pe_cpu.h"
+
+namespace kb {
+
+struct BenchParam {
+  std::string name;
+  std::string default_value;
+  std::string doc;
+};
+
+// Parameter values by name, defaults filled in; typed access with clear
+// errors for malformed values.
+class BenchParams {
+ public:
+  BenchParams(std::string bench, std::map<std::string, std::string> values)
+      : bench_(std::move(bench)), values_(std::move(values)) {}
+  int64_t integer(const std::string& name) const;  // > 0
+  std::string text(const std::string& name) const;
+  Dtype dtype(const std::string& name) const;
+
+ private:
+  std::string bench_;
+  std::map<std::string, std::string> values_;
+};
+
+struct Bench {
+  std::string name;
+  std::string description;
+  std::vector<BenchParam> params;
+  std::function<std::vector<std::pair<std::string, Kernel>>(const BenchParams&, const PeConfig&)>
+      launches;
+};
+
+struct BenchError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+class BenchRegistry {
+ public:
+  static BenchRegistry& instance();
+  void add(Bench b);
+  const Bench& get(const std::string& name) const;  // throws BenchError
+  const std::vector<Bench>& all() const { return benches_; }
+  // Defaults overridden by `NAME=VALUE` strings; unknown names are errors.
+  BenchParams params(const Bench& b, const std::vector<std::string>& overrides) const;
+
+ private:
+  std::vector<Bench> benches_;
+};
+
+// Registers a bench at static-initialisation time.
+struct BenchRegistration {
+  explicit BenchRegistration(Bench b) { BenchRegistry::instance().add(std::move(b)); }
+};
+#define KB_CONCAT_INNER(a, b) a##b
+#define KB_CONCAT(a, b) KB_CONCAT_INNER(a, b)
+#define KB_REGISTER_BENCH(...) \
+  static ::kb::BenchRegistration KB_CONCAT(kb_bench_registration_, __LINE__)(__VA_ARGS__)
+
+// Forces the linker to keep the translation unit that registers the
+// built-in benches (they live in a static library).
+void register_builtin_benches();
+
+}  // namespace kb

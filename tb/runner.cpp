@@ -1,0 +1,215 @@
+#include "tb/runner.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <memory>
+#include <unordered_set>
+
+#include <systemc>
+
+#include "models/pe/pe.h"
+
+namespace kb {
+
+uint64_t RunResult::latency_ps() const {
+  uint64_t t = 0;
+  for (const LaunchResult& l : launches) t += l.latency_ps();
+  return t;
+}
+
+RunResult run_in_process(const RunSpec& spec) {
+  RunResult r;
+  std::unique_ptr<Pe> pe;
+  // SystemC's info messages (e.g. "stopped by user" when a failing kernel
+  // calls sc_stop) would mix into the reports.
+  sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
+  try {
+    pe = std::make_unique<Pe>("pe", spec.config);
+    pe->op_log().configure(spec.keep_records, spec.oplog_path);
+    for (const auto& [name, kernel] : spec.launches) pe->pe_cpu.launch(name, kernel);
+    sc_core::sc_start();
+  } catch (const std::exception& e) {
+    r.error = e.what();
+    return r;
+  }
+  pe->op_log().close();
+  r.launches = pe->pe_cpu.results();
+  r.end_ps = sc_core::sc_time_stamp().value();
+  for (int c = 0; c < kNumComponents; ++c) r.busy_ps[c] = pe->op_log().busy_ps(Component(c));
+  r.records = pe->op_log().records();
+  r.ok = true;
+  for (const LaunchResult& l : r.launches) {
+    if (!l.error.empty()) {
+      r.ok = false;
+      r.error = l.error;
+      break;
+    }
+  }
+  if (r.ok && r.launches.size() != spec.launches.size()) {
+    r.ok = false;
+    r.error = "simulation ended before every kernel launch completed";
+  }
+  return r;
+}
+
+namespace {
+
+const char* intern(const std::string& s) {
+  static std::unordered_set<std::string> pool;
+  return pool.insert(s).first->c_str();
+}
+
+const char* const kCommandTypes[] = {"DmaReadCmd", "DmaWriteCmd", "GemmCmd",       "MathCmd",
+                                     "CopyCmd",    "CompositeCmd", "CpuOverheadCmd"};
+
+nlohmann::json record_json(const OpRecord& r) {
+  return {{"component", to_string(r.component)},
+          {"kind", to_string(r.kind)},
+          {"cmd_id", r.cmd_id},
+          {"cmd_type", r.cmd_type},
+          {"op", r.op},
+          {"tile", r.tile},
+          {"start_ps", r.start_ps},
+          {"end_ps", r.end_ps},
+          {"bytes", r.bytes},
+          {"elements", r.elements},
+          {"logical_bytes", r.logical_bytes},
+          {"dispatch_cycles_exact", r.dispatch_cycles_exact},
+          {"dispatch_cycles_charged", r.dispatch_cycles_charged}};
+}
+
+OpRecord record_from_json(const nlohmann::json& j) {
+  OpRecord r;
+  const std::string comp = j.at("component"), kind = j.at("kind");
+  for (int c = 0; c < kNumComponents; ++c)
+    if (comp == to_string(Component(c))) r.component = Component(c);
+  for (int k = 0; k <= int(RecordKind::kMath); ++k)
+    if (kind == to_string(RecordKind(k))) r.kind = RecordKind(k);
+  r.cmd_id = j.at("cmd_id");
+  r.cmd_type = intern(j.at("cmd_type"));
+  r.op = intern(j.at("op"));
+  r.tile = j.at("tile");
+  r.start_ps = j.at("start_ps");
+  r.end_ps = j.at("end_ps");
+  r.bytes = j.at("bytes");
+  r.elements = j.at("elements");
+  r.logical_bytes = j.at("logical_bytes");
+  r.dispatch_cycles_exact = j.at("dispatch_cycles_exact");
+  r.dispatch_cycles_charged = j.at("dispatch_cycles_charged");
+  return r;
+}
+
+}  // namespace
+
+nlohmann::json to_json(const RunResult& r) {
+  nlohmann::json j;
+  j["ok"] = r.ok;
+  j["error"] = r.error;
+  j["end_ps"] = r.end_ps;
+  j["latency_ps"] = r.latency_ps();
+  for (int c = 0; c < kNumComponents; ++c) j["busy_ps"][to_string(Component(c))] = r.busy_ps[c];
+  j["launches"] = nlohmann::json::array();
+  for (const LaunchResult& l : r.launches) {
+    nlohmann::json by_type;
+    for (int t = 0; t < 7; ++t) by_type[kCommandTypes[t]] = l.commands_by_type[t];
+    j["launches"].push_back({{"kernel", l.kernel},
+                             {"start_ps", l.start_ps},
+                             {"end_ps", l.end_ps},
+                             {"latency_ps", l.latency_ps()},
+                             {"commands", l.commands},
+                             {"commands_by_type", by_type},
+                             {"logical_bytes", l.logical_bytes},
+                             {"dispatch_cycles_exact", l.dispatch_cycles_exact},
+                             {"dispatch_cycles_charged", l.dispatch_cycles_charged},
+                             {"dispatch_ps", l.dispatch_ps},
+                             {"stall_ps", l.stall_ps},
+                             {"cpu_cycles_ps", l.cpu_cycles_ps},
+                             {"error", l.error}});
+  }
+  j["records"] = nlohmann::json::array();
+  for (const OpRecord& rec : r.records) j["records"].push_back(record_json(rec));
+  return j;
+}
+
+RunResult run_result_from_json(const nlohmann::json& j) {
+  RunResult r;
+  r.ok = j.at("ok");
+  r.error = j.at("error");
+  r.end_ps = j.at("end_ps");
+  for (int c = 0; c < kNumComponents; ++c) r.busy_ps[c] = j.at("busy_ps").at(to_string(Component(c)));
+  for (const auto& jl : j.at("launches")) {
+    LaunchResult l;
+    l.kernel = jl.at("kernel");
+    l.start_ps = jl.at("start_ps");
+    l.end_ps = jl.at("end_ps");
+    l.commands = jl.at("commands");
+    for (int t = 0; t < 7; ++t) l.commands_by_type[t] = jl.at("commands_by_type").at(kCommandTypes[t]);
+    l.logical_bytes = jl.at("logical_bytes");
+    l.dispatch_cycles_exact = jl.at("dispatch_cycles_exact");
+    l.dispatch_cycles_charged = jl.at("dispatch_cycles_charged");
+    l.dispatch_ps = jl.at("dispatch_ps");
+    l.stall_ps = jl.at("stall_ps");
+    l.cpu_cycles_ps = jl.at("cpu_cycles_ps");
+    l.error = jl.at("error");
+    r.launches.push_back(std::move(l));
+  }
+  for (const auto& jr : j.at("records")) r.records.push_back(record_from_json(jr));
+  return r;
+}
+
+RunResult run_isolated(const RunSpec& spec) {
+  int fds[2];
+  if (pipe(fds) != 0) {
+    RunResult r;
+    r.error = std::string("pipe: ") + std::strerror(errno);
+    return r;
+  }
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) {
+    RunResult r;
+    r.error = std::string("fork: ") + std::strerror(errno);
+    return r;
+  }
+  if (pid == 0) {  // child: simulate, send the result, leave without cleanup
+    close(fds[0]);
+    const std::string out = to_json(run_in_process(spec)).dump();
+    size_t off = 0;
+    while (off < out.size()) {
+      const ssize_t n = write(fds[1], out.data() + off, out.size() - off);
+      if (n <= 0) _exit(3);
+      off += size_t(n);
+    }
+    close(fds[1]);
+    std::fflush(nullptr);
+    _exit(0);
+  }
+  close(fds[1]);
+  std::string in;
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t n = read(fds[0], buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    in.append(buf, size_t(n));
+  }
+  close(fds[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFSIGNALED(status) || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || in.empty()) {
+    RunResult r;
+    r.error = WIFSIGNALED(status)
+                  ? "run crashed: " + std::string(strsignal(WTERMSIG(status)))
+                  : "run ended without a result (exit status " +
+                        std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + ")";
+    return r;
+  }
+  return run_result_from_json(nlohmann::json::parse(in));
+}
+
+}  // namespace kb

@@ -1,0 +1,47 @@
+// Runs: one elaboration of a PE with a configuration and its kernel launches.
+//
+// SystemC elaborates once per process, so run_isolated() forks a child
+// before any SystemC object exists in the caller, runs there, and returns the
+// result as JSON over a pipe: a crash or a kernel error in one run cannot
+// take the caller down, and a process can do many runs (CLI, sweeps, tests).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "models/config/pe_config.h"
+#include "models/pe/pe_cpu.h"
+#include "models/trace/op_log.h"
+
+namespace kb {
+
+struct RunSpec {
+  PeConfig config;
+  std::vector<std::pair<std::string, Kernel>> launches;
+  std::string oplog_path;     // non-empty: stream the op log here as CSV
+  bool keep_records = false;  // return every op-log record in the result
+};
+
+struct RunResult {
+  bool ok = false;
+  std::string error;  // the first failing launch's message, or a crash
+  std::vector<LaunchResult> launches;
+  uint64_t busy_ps[kNumComponents] = {};  // summed over the whole run
+  uint64_t end_ps = 0;                    // simulated time at the end
+  std::vector<OpRecord> records;          // when keep_records
+
+  uint64_t latency_ps() const;  // summed over launches
+};
+
+// Elaborates and simulates in this process. Call at most once per process.
+RunResult run_in_process(const RunSpec& spec);
+// The same in a forked child (the usual entry point).
+RunResult run_isolated(const RunSpec& spec);
+
+nlohmann::json to_json(const RunResult& r);
+RunResult run_result_from_json(const nlohmann::json& j);
+
+}  // namespace kb

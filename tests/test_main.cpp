@@ -1,0 +1,28 @@
+// Custom GoogleTest main (STYLE.md 8): quiet SystemC banner, SystemC
+// warnings and errors become test failures. CTest runs every test in its own
+// process (gtest_discover_tests), so each test may elaborate one simulation.
+#include <gtest/gtest.h>
+#include <systemc>
+
+#include <cstdlib>
+
+namespace {
+void report_to_gtest(const sc_core::sc_report& report,
+                     const sc_core::sc_actions& actions) {
+  if (report.get_severity() >= sc_core::SC_WARNING) {
+    ADD_FAILURE() << "SystemC " << report.get_msg_type() << ": "
+                  << report.get_msg();
+  }
+  sc_core::sc_report_handler::default_handler(report, actions);
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  setenv("SC_COPYRIGHT_MESSAGE", "DISABLE", 1);
+  sc_core::sc_report_handler::set_handler(report_to_gtest);
+  ::testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}
+
+// libsystemc.so references sc_main; this binary drives SystemC from main().
+int sc_main(int, char**) { return 0; }
