@@ -1,1 +1,417 @@
+// End-to-end tests of the kernbench CLI: runs the real binary (KERNBENCH_BIN)
+// as a child process from the repository root and checks exit status, stdout,
+// stderr and the files it writes (op-log CSV, JSON summary).
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <stdexcept>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "models/config/pe_config.h"
+#include "tb/bench_registry.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+constexpr int kExitOk = 0;
+constexpr int kExitBadInput = 2;
+const char kBench[] = "gemm-tiled-single-op";
+const char kFixtures[] = "tests/data/config/";
+
+// ---- helpers ---------------------------------------------------------------
+
+// A fresh directory, removed with everything in it at scope exit.
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (fs::temp_directory_path() / "kernbench_cli_XXXXXX").string();
+    if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
+    path_ = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  fs::path path_;
+};
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+}
+
+struct CliResult {
+  int exit_code = -1;  // -1: did not exit normally (signal)
+  std::string out;
+  std::string err;
+};
+
+// Runs KERNBENCH_BIN with `args` (no shell, so no quoting issues); stdout and
+// stderr go to separate temp files so each can be checked on its own.
+CliResult run_cli(const std::vector<std::string>& args) {
+  TempDir dir;
+  const std::string out_path = dir.file("stdout"), err_path = dir.file("stderr");
+  std::vector<std::string> argv_s = {KERNBENCH_BIN};
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {  // child: only async-signal-safe calls until exec
+    const int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    const int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (out < 0 || err < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) _exit(127);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) throw std::runtime_error("waitpid failed");
+  }
+  CliResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = read_file(out_path);
+  r.err = read_file(err_path);
+  return r;
+}
+
+// Every field, empty ones included ("a,,b" -> 3 fields).
+std::vector<std::string> split(const std::string& line, char sep) {
+  std::vector<std::string> fields(1);
+  for (char c : line) {
+    if (c == sep) fields.emplace_back();
+    else fields.back() += c;
+  }
+  return fields;
+}
+
+std::vector<std::string> lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) out.push_back(l);
+  return out;
+}
+
+// Sum of a launch field over all launches of a --json summary.
+double sum_launches(const nlohmann::json& j, const char* field) {
+  double total = 0;
+  for (const auto& l : j.at("launches")) total += l.at(field).get<double>();
+  return total;
+}
+
+// Exit status 2, nothing on stdout, and stderr mentions every `needles`.
+void expect_bad_input(const CliResult& r, const std::vector<std::string>& needles) {
+  EXPECT_EQ(r.exit_code, kExitBadInput) << r.err;
+  EXPECT_EQ(r.out, "") << "bad input must not print a partial result";
+  for (const std::string& n : needles) EXPECT_THAT(r.err, HasSubstr(n));
+}
+
+CliResult config_with_fixture(const std::string& name) {
+  return run_cli({"config", "--config", kFixtures + name});
+}
+
+// ---- help and list ------------------------------------------------------------
+
+TEST(Cli, TopLevelHelpListsSubcommands) {
+  const CliResult r = run_cli({"--help"});
+  EXPECT_EQ(r.exit_code, kExitOk);
+  for (const char* sub : {"list", "run", "config"}) EXPECT_THAT(r.out, HasSubstr(sub));
+  EXPECT_THAT(r.out, HasSubstr("Exit status"));
+}
+
+// Both subcommands that take --set document every key they accept.
+TEST(Cli, RunAndConfigHelpListOptionsAndEveryConfigKey) {
+  const CliResult run = run_cli({"run", "--help"});
+  EXPECT_EQ(run.exit_code, kExitOk);
+  for (const char* opt : {"--config", "--set", "--param", "--oplog", "--json"}) {
+    EXPECT_THAT(run.out, HasSubstr(opt));
+  }
+  EXPECT_THAT(run.out, HasSubstr("pe.attrs.pe_cost_model.byte_cycles_recip"));
+
+  const CliResult conf = run_cli({"config", "--help"});
+  EXPECT_EQ(conf.exit_code, kExitOk);
+  for (const char* opt : {"--config", "--set"}) EXPECT_THAT(conf.out, HasSubstr(opt));
+
+  for (const kb::ConfigKeyInfo& k : kb::pe_config_keys()) {
+    EXPECT_THAT(run.out, HasSubstr(k.key));
+    EXPECT_THAT(conf.out, HasSubstr(k.key));
+  }
+}
+
+TEST(Cli, ListShowsBenchesWithDescriptions) {
+  kb::register_builtin_benches();
+  const CliResult r = run_cli({"list"});
+  EXPECT_EQ(r.exit_code, kExitOk);
+  const kb::Bench& gemm = kb::BenchRegistry::instance().get(kBench);  // must exist
+  for (const kb::Bench& b : kb::BenchRegistry::instance().all()) {
+    EXPECT_THAT(r.out, HasSubstr(b.name + "  " + b.description));
+  }
+  for (const kb::BenchParam& p : gemm.params) {
+    EXPECT_THAT(r.out, HasSubstr("--param " + p.name + "=" + p.default_value));
+  }
+}
+
+// ---- config -----------------------------------------------------------------
+
+// The defaults are the ADR-0064 cost-model values.
+TEST(Cli, ConfigPrintsDefaultCostModel) {
+  const CliResult r = run_cli({"config"});
+  EXPECT_EQ(r.exit_code, kExitOk);
+  EXPECT_EQ(r.err, "");
+  EXPECT_THAT(r.out, HasSubstr("fixed_per_cmd_cycles: 40"));
+  EXPECT_THAT(r.out, HasSubstr("fixed_per_single_op_cmd_cycles: 8"));
+  EXPECT_THAT(r.out, HasSubstr("byte_cycles_recip: 0.0625"));
+  EXPECT_THAT(r.out, HasSubstr("max_composite_logical_bytes: 1024"));
+}
+
+TEST(Cli, ConfigSetOverridesKey) {
+  const CliResult r = run_cli({"config", "--set", "pe.attrs.pe_cost_model.byte_cycles_recip=0.25"});
+  EXPECT_EQ(r.exit_code, kExitOk);
+  EXPECT_THAT(r.out, HasSubstr("byte_cycles_recip: 0.25"));
+  EXPECT_THAT(r.out, Not(HasSubstr("byte_cycles_recip: 0.0625")));
+}
+
+// The dump is valid input: feeding it back changes nothing, defaults or not.
+TEST(Cli, ConfigDumpRoundTrips) {
+  TempDir dir;
+  for (const std::vector<std::string>& sets :
+       {std::vector<std::string>{},
+        std::vector<std::string>{"--set", "pe.attrs.pe_cost_model.byte_cycles_recip=0.25"}}) {
+    std::vector<std::string> args = {"config"};
+    args.insert(args.end(), sets.begin(), sets.end());
+    const CliResult first = run_cli(args);
+    ASSERT_EQ(first.exit_code, kExitOk) << first.err;
+    const std::string dumped = dir.file("dump.yaml");
+    write_file(dumped, first.out);
+    const CliResult second = run_cli({"config", "--config", dumped});
+    EXPECT_EQ(second.exit_code, kExitOk) << second.err;
+    EXPECT_EQ(second.out, first.out);
+  }
+}
+
+// configs/pe.yaml documents the built-in defaults; they must not drift.
+TEST(Cli, ShippedConfigEqualsBuiltInDefaults) {
+  const CliResult builtin = run_cli({"config"});
+  const CliResult shipped = run_cli({"config", "--config", "configs/pe.yaml"});
+  EXPECT_EQ(builtin.exit_code, kExitOk);
+  EXPECT_EQ(shipped.exit_code, kExitOk) << shipped.err;
+  EXPECT_EQ(shipped.out, builtin.out);
+}
+
+// ---- bad input: exit 2, message names file:line and the dotted key ---------------
+
+TEST(Cli, BadConfigUnknownKey) {
+  expect_bad_input(config_with_fixture("unknown_key.yaml"),
+                   {"tests/data/config/unknown_key.yaml:5",
+                    "pe.attrs.pe_cost_model.fixed_per_cmd_cyclez"});
+}
+
+TEST(Cli, BadConfigWrongType) {
+  expect_bad_input(config_with_fixture("byte_cycles_recip_string.yaml"),
+                   {"tests/data/config/byte_cycles_recip_string.yaml:4",
+                    "pe.attrs.pe_cost_model.byte_cycles_recip", "fast"});
+}
+
+TEST(Cli, BadConfigNegativeCycles) {
+  expect_bad_input(config_with_fixture("negative_cycles.yaml"),
+                   {"tests/data/config/negative_cycles.yaml:4",
+                    "pe.attrs.pe_cost_model.fixed_per_cmd_cycles", "-1"});
+}
+
+TEST(Cli, BadConfigZeroClock) {
+  expect_bad_input(config_with_fixture("zero_clock.yaml"),
+                   {"tests/data/config/zero_clock.yaml:3", "pe.attrs.clock_freq_ghz"});
+}
+
+// No key to name here: the parser fails before any key is read.
+TEST(Cli, BadConfigMalformedYaml) {
+  expect_bad_input(config_with_fixture("malformed.yaml"),
+                   {"tests/data/config/malformed.yaml:5", "malformed YAML"});
+}
+
+// CLI11's ExistingFile check rejects the path before the loader sees it;
+// either way the path must be named and the status must be "bad input".
+TEST(Cli, BadConfigMissingFile) {
+  TempDir dir;
+  const std::string missing = dir.file("no_such_config.yaml");
+  expect_bad_input(run_cli({"config", "--config", missing}), {missing});
+  expect_bad_input(run_cli({"run", kBench, "--config", missing}), {missing});
+}
+
+TEST(Cli, BadSetUnknownKey) {
+  expect_bad_input(run_cli({"config", "--set", "pe.attrs.tile.q=3"}),
+                   {"--set pe.attrs.tile.q=3", "unknown key 'pe.attrs.tile.q'"});
+}
+
+TEST(Cli, BadSetWithoutEquals) {
+  expect_bad_input(run_cli({"config", "--set", "pe.attrs.tile.m"}),
+                   {"--set pe.attrs.tile.m", "KEY=VALUE"});
+}
+
+// A bad --set must stop `run` too, before anything is simulated.
+TEST(Cli, BadSetStopsRun) {
+  expect_bad_input(run_cli({"run", kBench, "--set", "pe.attrs.clock_freq_ghz=0"}),
+                   {"pe.attrs.clock_freq_ghz"});
+}
+
+TEST(Cli, BadUnknownBenchListsKnownBenches) {
+  expect_bad_input(run_cli({"run", "no-such-bench"}), {"no-such-bench", kBench});
+}
+
+TEST(Cli, BadParamUnknownName) {
+  expect_bad_input(run_cli({"run", kBench, "--param", "zz=1"}),
+                   {"zz", "tile_m"});  // names the culprit and lists the real ones
+}
+
+TEST(Cli, BadParamNotANumber) {
+  expect_bad_input(run_cli({"run", kBench, "--param", "m=abc"}), {"m=abc", "integer"});
+}
+
+// ---- run ----------------------------------------------------------------------
+
+TEST(Cli, RunPrintsReportWithoutSimulatorNoise) {
+  const CliResult r = run_cli({"run", kBench});
+  ASSERT_EQ(r.exit_code, kExitOk) << r.err;
+  EXPECT_EQ(r.err, "");
+  for (const char* field : {"latency", "dispatch", "stalled"}) {
+    EXPECT_THAT(r.out, HasSubstr(field));
+  }
+  for (const char* c : {"pe_cpu", "pe_dma", "pe_gemm", "pe_math", "pe_tcm"}) {
+    EXPECT_THAT(r.out, HasSubstr(std::string("    ") + c + " "));
+  }
+  // The SystemC banner and its Info: reports would corrupt piped output.
+  EXPECT_THAT(r.out, Not(HasSubstr("SystemC")));
+  EXPECT_THAT(r.out, Not(HasSubstr("Copyright")));
+  EXPECT_THAT(r.out, Not(HasSubstr("Info:")));
+}
+
+// Column indices of the op-log CSV.
+enum Col { kComponent, kKind, kCmdId, kCmdType, kOp, kTile, kStartPs, kEndPs, kBytes,
+           kElements, kLogicalBytes, kExact, kCharged, kNumCols };
+
+// The op log obeys the ADR-0064 dispatch model row by row and agrees with
+// the run's JSON summary.
+TEST(Cli, RunOpLogFollowsDispatchModel) {
+  TempDir dir;
+  const std::string csv = dir.file("oplog.csv"), json = dir.file("run.json");
+  const CliResult r = run_cli({"run", kBench, "--oplog", csv, "--json", json});
+  ASSERT_EQ(r.exit_code, kExitOk) << r.err;
+  EXPECT_THAT(r.out, HasSubstr(csv));
+
+  const std::vector<std::string> rows = lines(read_file(csv));
+  ASSERT_GE(rows.size(), 2u) << "header and at least one record";
+  ASSERT_EQ(rows[0],
+            "component,kind,cmd_id,cmd_type,op,tile,start_ps,end_ps,bytes,elements,"
+            "logical_bytes,dispatch_cycles_exact,dispatch_cycles_charged");
+
+  const std::map<std::string, double> kFixed = {
+      {"DmaReadCmd", 8}, {"DmaWriteCmd", 8}, {"GemmCmd", 8},     {"MathCmd", 8},
+      {"CopyCmd", 8},    {"CompositeCmd", 40}};
+  const double kR = 0.0625;
+  std::set<std::string> dispatched, referenced;
+  double sum_charged = 0;
+  for (size_t i = 1; i < rows.size(); ++i) {
+    SCOPED_TRACE("op log line " + std::to_string(i + 1) + ": " + rows[i]);
+    const std::vector<std::string> f = split(rows[i], ',');
+    ASSERT_EQ(f.size(), size_t(kNumCols));
+    EXPECT_GE(std::stoull(f[kEndPs]), std::stoull(f[kStartPs]));
+    referenced.insert(f[kCmdId]);
+    if (f[kKind] != "DISPATCH") continue;
+    EXPECT_TRUE(dispatched.insert(f[kCmdId]).second) << "second DISPATCH for one command";
+    const auto fixed = kFixed.find(f[kCmdType]);
+    ASSERT_NE(fixed, kFixed.end()) << "unknown command type";
+    const double exact = std::stod(f[kExact]);
+    const double charged = std::stod(f[kCharged]);
+    EXPECT_NEAR(exact, fixed->second + std::stod(f[kLogicalBytes]) * kR, 1e-9);
+    EXPECT_EQ(charged, std::ceil(exact));
+    sum_charged += charged;
+  }
+  EXPECT_EQ(referenced, dispatched) << "every command in the log was dispatched";
+
+  const nlohmann::json j = nlohmann::json::parse(read_file(json));
+  EXPECT_EQ(double(dispatched.size()), sum_launches(j, "commands"));
+  EXPECT_EQ(sum_charged, sum_launches(j, "dispatch_cycles_charged"));
+}
+
+TEST(Cli, RunIsDeterministic) {
+  TempDir dir;
+  const std::string csv = dir.file("oplog.csv");  // same path: stdout names it
+  const CliResult a = run_cli({"run", kBench, "--oplog", csv});
+  ASSERT_EQ(a.exit_code, kExitOk) << a.err;
+  const std::string csv_a = read_file(csv);
+  fs::remove(csv);
+  const CliResult b = run_cli({"run", kBench, "--oplog", csv});
+  ASSERT_EQ(b.exit_code, kExitOk) << b.err;
+  EXPECT_FALSE(csv_a.empty());
+  EXPECT_TRUE(csv_a == read_file(csv)) << "op logs differ";
+  EXPECT_EQ(a.out, b.out);
+}
+
+TEST(Cli, RunJsonSummary) {
+  TempDir dir;
+  const std::string json = dir.file("run.json");
+  const CliResult r = run_cli({"run", kBench, "--json", json});
+  ASSERT_EQ(r.exit_code, kExitOk) << r.err;
+  nlohmann::json j;
+  ASSERT_NO_THROW(j = nlohmann::json::parse(read_file(json)));
+  EXPECT_EQ(j.value("bench", ""), kBench);
+  ASSERT_TRUE(j.contains("latency_ns") && j["latency_ns"].is_number());
+  EXPECT_GT(j["latency_ns"].get<double>(), 0);
+  ASSERT_TRUE(j["components"]["pe_dma"]["busy_ns"].is_number());
+  EXPECT_GT(j["components"]["pe_dma"]["busy_ns"].get<double>(), 0)
+      << "a GEMM from HBM must keep the DMA busy";
+}
+
+// --set reaches the model: a higher single-op FIXED cost (ADR-0064 D8) adds
+// exactly the difference per command to the exact dispatch total.
+TEST(Cli, RunSetRaisesSingleOpDispatchCost) {
+  TempDir dir;
+  const std::string base_json = dir.file("base.json"), slow_json = dir.file("slow.json");
+  const CliResult base = run_cli({"run", kBench, "--json", base_json});
+  const CliResult slow =
+      run_cli({"run", kBench, "--json", slow_json, "--set",
+               "pe.attrs.pe_cost_model.fixed_per_single_op_cmd_cycles=40"});
+  ASSERT_EQ(base.exit_code, kExitOk) << base.err;
+  ASSERT_EQ(slow.exit_code, kExitOk) << slow.err;
+  const nlohmann::json b = nlohmann::json::parse(read_file(base_json));
+  const nlohmann::json s = nlohmann::json::parse(read_file(slow_json));
+  EXPECT_GT(sum_launches(s, "dispatch_cycles_charged"), sum_launches(b, "dispatch_cycles_charged"));
+  EXPECT_GT(sum_launches(s, "dispatch_ns"), sum_launches(b, "dispatch_ns"));
+  // This bench issues single-op commands only, each 40 - 8 cycles dearer.
+  EXPECT_NEAR(sum_launches(s, "dispatch_cycles_exact") - sum_launches(b, "dispatch_cycles_exact"),
+              32.0 * sum_launches(b, "commands"), 1e-6);
+}
+
+}  // namespace

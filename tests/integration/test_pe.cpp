@@ -1,1 +1,289 @@
+// The PE's behaviour: back-pressure from a bounded queue, hazard ordering
+// (RAW, WAR, WAW) between commands, engine concurrency, engine timing and
+// kernel-author errors.
 #include <gtest/gtest.h>
+#include <gmock/gmock.h>
+
+#include "models/pe/engine_timing.h"
+#include "models/pe/hazard_scoreboard.h"
+#include "tests/sim_util.h"
+
+namespace kb {
+namespace {
+
+using test::of_kind;
+using test::period_ps;
+using test::run_kernel;
+using test::stage_of;
+using ::testing::HasSubstr;
+
+// Many independent DMA loads: the DMA engine is the bottleneck, so a CPU
+// that runs ahead fills the queue.
+void many_loads(Tl& tl) {
+  const Tensor src = tl.hbm("src", 256, 256, Dtype::kBf16);
+  const Tensor dst = tl.tcm("dst", 256, 256, Dtype::kBf16);
+  for (int i = 0; i < 32; ++i) tl.load(dst, src);
+}
+
+TEST(BackPressure, ShallowQueueStallsCpuAndSlowsKernel) {
+  PeConfig shallow, deep;
+  shallow.scheduler.queue_depth = 1;
+  deep.scheduler.queue_depth = 64;
+  // A compute kernel where the CPU must run ahead to overlap engines.
+  const Kernel k = [](Tl& tl) {
+    const Tensor x = tl.hbm("x", 64, 64, Dtype::kBf16);
+    const Tensor a[2] = {tl.tcm("a0", 64, 64, Dtype::kBf16), tl.tcm("a1", 64, 64, Dtype::kBf16)};
+    const Tensor c[2] = {tl.tcm("c0", 64, 64, Dtype::kBf16), tl.tcm("c1", 64, 64, Dtype::kBf16)};
+    for (int i = 0; i < 16; ++i) {
+      tl.load(a[i % 2], x);
+      tl.exp(c[i % 2], a[i % 2]);
+    }
+  };
+  const RunResult rs = run_kernel(k, shallow);
+  const RunResult rd = run_kernel(k, deep);
+  EXPECT_GT(rs.latency_ps(), rd.latency_ps());
+  EXPECT_GT(rs.launches.at(0).stall_ps, 0u);
+  // The stall appears in the op log as PE_CPU STALL records that add up.
+  uint64_t logged = 0;
+  for (const OpRecord& s : of_kind(rs, RecordKind::kStall)) {
+    EXPECT_EQ(s.component, Component::kPeCpu);
+    EXPECT_GT(s.end_ps, s.start_ps);
+    logged += s.end_ps - s.start_ps;
+  }
+  EXPECT_EQ(logged, rs.launches.at(0).stall_ps);
+}
+
+TEST(BackPressure, QueueNeverHoldsMoreThanDepth) {
+  for (uint64_t depth : {1u, 3u}) {
+    PeConfig cfg;
+    cfg.scheduler.queue_depth = depth;
+    const RunResult r = run_kernel(many_loads, cfg);
+    // A command is accepted when its STALL ends (or its DISPATCH ends if it
+    // never stalled) and leaves when its last stage ends; count overlaps.
+    std::map<uint64_t, std::pair<uint64_t, uint64_t>> life;
+    for (const OpRecord& rec : r.records) {
+      auto& l = life[rec.cmd_id];
+      if (rec.kind == RecordKind::kDispatch) l.first = std::max(l.first, rec.end_ps);
+      else if (rec.kind == RecordKind::kStall) l.first = std::max(l.first, rec.end_ps);
+      else l.second = std::max(l.second, rec.end_ps);
+    }
+    for (const auto& [id, l] : life) {
+      uint64_t inside = 0;
+      for (const auto& [other, m] : life) inside += (m.first <= l.first && l.first < m.second);
+      EXPECT_LE(inside, depth) << "command " << id;
+    }
+    EXPECT_GT(r.launches.at(0).stall_ps, 0u);
+  }
+}
+
+// Hazards are checked across engines, where nothing else orders stages.
+TEST(Scoreboard, ReadAfterWriteWaits) {
+  const RunResult r = run_kernel([](Tl& tl) {
+    const Tensor x = tl.hbm("x", 128, 128, Dtype::kBf16);
+    const Tensor a = tl.tcm("a", 128, 128, Dtype::kBf16);
+    const Tensor b = tl.tcm("b", 128, 128, Dtype::kBf16);
+    tl.load(a, x);  // 1 writes a (DMA)
+    tl.exp(b, a);   // 2 reads a (MATH)
+  });
+  EXPECT_GE(stage_of(r, 2).start_ps, stage_of(r, 1).end_ps);
+}
+
+TEST(Scoreboard, WriteAfterReadWaits) {
+  const RunResult r = run_kernel([](Tl& tl) {
+    const Tensor x = tl.hbm("x", 128, 128, Dtype::kBf16);
+    const Tensor a = tl.tcm("a", 128, 128, Dtype::kBf16);
+    const Tensor b = tl.tcm("b", 128, 128, Dtype::kBf16);
+    tl.exp(b, a);   // 1 reads a (MATH)
+    tl.load(a, x);  // 2 overwrites a (DMA)
+  });
+  EXPECT_GE(stage_of(r, 2).start_ps, stage_of(r, 1).end_ps);
+}
+
+TEST(Scoreboard, WriteAfterWriteWaits) {
+  const RunResult r = run_kernel([](Tl& tl) {
+    const Tensor x = tl.hbm("x", 128, 128, Dtype::kBf16);
+    const Tensor a = tl.tcm("a", 128, 128, Dtype::kBf16);
+    tl.fill(a, 0.0);  // 1 writes a (MATH)
+    tl.load(a, x);    // 2 writes a (DMA)
+  });
+  EXPECT_GE(stage_of(r, 2).start_ps, stage_of(r, 1).end_ps);
+}
+
+TEST(Scoreboard, IndependentCommandsOnDifferentEnginesOverlap) {
+  const RunResult r = run_kernel([](Tl& tl) {
+    const Tensor x = tl.hbm("x", 256, 256, Dtype::kBf16);
+    const Tensor a = tl.tcm("a", 256, 256, Dtype::kBf16);
+    const Tensor b = tl.tcm("b", 256, 256, Dtype::kBf16);
+    const Tensor c = tl.tcm("c", 256, 256, Dtype::kBf16);
+    const Tensor d = tl.tcm("d", 256, 256, Dtype::kBf16);
+    tl.load(a, x);   // 1 DMA
+    tl.exp(c, b);    // 2 MATH, unrelated
+    tl.dot(d, b, b); // 3 GEMM, reads b only (RAR is no hazard)
+  });
+  const OpRecord s1 = stage_of(r, 1), s2 = stage_of(r, 2), s3 = stage_of(r, 3);
+  EXPECT_LT(s2.start_ps, s1.end_ps);  // MATH started while DMA ran
+  EXPECT_LT(s3.start_ps, s1.end_ps);  // GEMM too
+  EXPECT_LT(s3.start_ps, s2.end_ps);
+}
+
+TEST(Scoreboard, DisjointViewsOfOneTensorDoNotConflict) {
+  const RunResult r = run_kernel([](Tl& tl) {
+    const Tensor x = tl.hbm("x", 128, 128, Dtype::kBf16);
+    const Tensor a = tl.tcm("a", 256, 128, Dtype::kBf16);
+    const Tensor top = tl.view(a, 0, 128), bottom = tl.view(a, 128, 128);
+    const Tensor c = tl.tcm("c", 128, 128, Dtype::kBf16);
+    tl.load(top, x);    // 1 writes the top half
+    tl.exp(c, bottom);  // 2 reads the bottom half: independent
+    tl.exp(c, top);     // 3 reads the top half: RAW on 1 (and WAW on 2)
+  });
+  EXPECT_LT(stage_of(r, 2).start_ps, stage_of(r, 1).end_ps);
+  EXPECT_GE(stage_of(r, 3).start_ps, stage_of(r, 1).end_ps);
+}
+
+TEST(HazardScoreboard, ClassifiesByteRanges) {
+  const std::vector<ByteRange> none, r1{{0, 100}}, r2{{50, 150}}, r3{{100, 200}};
+  EXPECT_EQ(HazardScoreboard::classify(none, r1, r2, none), Hazard::kRaw);
+  EXPECT_EQ(HazardScoreboard::classify(r1, none, none, r2), Hazard::kWar);
+  EXPECT_EQ(HazardScoreboard::classify(none, r1, none, r2), Hazard::kWaw);
+  EXPECT_EQ(HazardScoreboard::classify(none, r1, r3, r3), Hazard::kNone);  // [0,100) vs [100,200)
+  EXPECT_EQ(HazardScoreboard::classify(r1, none, r2, none), Hazard::kNone);  // read after read
+  HazardScoreboard sb;
+  EXPECT_TRUE(sb.add(1, {}, r1).empty());
+  const auto b = sb.add(2, r2, {});
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_EQ(b[0].id, 1u);
+  EXPECT_EQ(b[0].hazard, Hazard::kRaw);
+  sb.remove(1);
+  EXPECT_TRUE(sb.add(3, {}, r1).size() == 1);  // WAR against 2 only
+}
+
+TEST(EngineTiming, Formulas) {
+  PeConfig cfg;
+  cfg.gemm.array_rows = 16;
+  cfg.gemm.array_cols = 8;
+  EXPECT_EQ(gemm_cycles(cfg, 33, 8, 100), 3u * 1 * 100 + 16 + 8);
+  cfg.math.lanes = 32;
+  cfg.math.pipeline_latency_cycles = 5;
+  cfg.math.transcendental_cycles = 3;
+  EXPECT_EQ(math_cycles(cfg, MathOp::kExp, 65, 0), 5u + 3 * 3);
+  EXPECT_EQ(math_cycles(cfg, MathOp::kAdd, 64, 0), 5u + 2 * 1);
+  EXPECT_EQ(math_cycles(cfg, MathOp::kRowSum, 64 * 64, 64), 5u + 128 + 6);  // + log2(64)
+  cfg.hbm.pseudo_channels = 4;
+  cfg.hbm.channel_gbps = 25;
+  cfg.hbm.efficiency = 0.5;  // 50 GB/s = 25 B/cycle at 2 GHz
+  cfg.clock_freq_ghz = 2.0;
+  EXPECT_DOUBLE_EQ(cfg.hbm_bytes_per_cycle(), 25.0);
+  Stage s;
+  s.bytes = 1000;
+  EXPECT_EQ(dma_cycles(cfg, s), cfg.dma.setup_cycles + cfg.hbm.latency_cycles + 40);
+  s.tcm_only = true;
+  EXPECT_EQ(dma_cycles(cfg, s), cfg.dma.setup_cycles + 8);  // 1000 / 128 rounded up
+  EXPECT_EQ(tcm_cycles(cfg, 256), cfg.tcm.latency_cycles + 2);
+}
+
+TEST(EngineTiming, ClockScalesTimeNotCycles) {
+  PeConfig slow, fast;
+  fast.clock_freq_ghz = 2.0;
+  const Kernel k = [](Tl& tl) {
+    const Tensor a = tl.tcm("a", 64, 64, Dtype::kFp32);
+    const Tensor b = tl.tcm("b", 64, 64, Dtype::kFp32);
+    tl.exp(b, a);
+  };
+  const OpRecord s = stage_of(run_kernel(k, slow), 1), f = stage_of(run_kernel(k, fast), 1);
+  EXPECT_EQ(s.end_ps - s.start_ps, 2 * (f.end_ps - f.start_ps));
+}
+
+TEST(Latency, RunsFromStartToLastCompletion) {
+  const RunResult r = run_kernel(many_loads);
+  uint64_t last = 0;
+  for (const OpRecord& rec : r.records) last = std::max(last, rec.end_ps);
+  EXPECT_EQ(r.launches.at(0).start_ps, 0u);
+  EXPECT_EQ(r.launches.at(0).end_ps, last);
+}
+
+TEST(Launches, BackToBackLaunchesEachGetTheirOwnResult) {
+  RunSpec spec;
+  spec.launches = {{"first", many_loads}, {"second", many_loads}};
+  const RunResult r = run_isolated(spec);
+  ASSERT_TRUE(r.ok) << r.error;
+  ASSERT_EQ(r.launches.size(), 2u);
+  EXPECT_EQ(r.launches[1].start_ps, r.launches[0].end_ps);
+  EXPECT_EQ(r.launches[0].latency_ps(), r.launches[1].latency_ps());
+  EXPECT_EQ(r.launches[0].commands, 32u);
+  EXPECT_EQ(r.launches[1].commands, 32u);
+}
+
+// Kernel-author mistakes end the run cleanly with a message naming kernel,
+// command and shapes.
+RunResult run_failing(const Kernel& k) {
+  RunSpec spec;
+  spec.launches = {{"bad_kernel", k}};
+  return run_isolated(spec);
+}
+
+TEST(KernelErrors, DotShapeMismatch) {
+  const RunResult r = run_failing([](Tl& tl) {
+    const Tensor a = tl.tcm("a", 8, 16, Dtype::kFp32);
+    const Tensor b = tl.tcm("b", 32, 8, Dtype::kFp32);
+    const Tensor c = tl.tcm("c", 8, 8, Dtype::kFp32);
+    tl.dot(c, a, b);
+  });
+  EXPECT_FALSE(r.ok);
+  EXPECT_THAT(r.error, HasSubstr("kernel 'bad_kernel'"));
+  EXPECT_THAT(r.error, HasSubstr("command #1 GemmCmd"));
+  EXPECT_THAT(r.error, HasSubstr("[8, 16]"));
+  EXPECT_THAT(r.error, HasSubstr("[32, 8]"));
+}
+
+TEST(KernelErrors, ElementwiseShapeMismatch) {
+  const RunResult r = run_failing([](Tl& tl) {
+    const Tensor a = tl.tcm("a", 8, 16, Dtype::kFp32);
+    const Tensor b = tl.tcm("b", 8, 8, Dtype::kFp32);
+    tl.add(a, a, b);
+  });
+  EXPECT_FALSE(r.ok);
+  EXPECT_THAT(r.error, HasSubstr("MathCmd add"));
+  EXPECT_THAT(r.error, HasSubstr("'b' [8, 8]"));
+}
+
+TEST(KernelErrors, LoadFromTcmIsRejected) {
+  const RunResult r = run_failing([](Tl& tl) {
+    const Tensor a = tl.tcm("a", 8, 8, Dtype::kFp32);
+    const Tensor b = tl.tcm("b", 8, 8, Dtype::kFp32);
+    tl.load(a, b);
+  });
+  EXPECT_FALSE(r.ok);
+  EXPECT_THAT(r.error, HasSubstr("DmaReadCmd: src 'b' [8, 8] fp32 tcm must be in hbm"));
+}
+
+TEST(KernelErrors, OutOfBoundsViewAndTcmOverflow) {
+  RunResult r = run_failing([](Tl& tl) {
+    const Tensor a = tl.tcm("a", 8, 8, Dtype::kFp32);
+    tl.view(a, 4, 8);
+  });
+  EXPECT_FALSE(r.ok);
+  EXPECT_THAT(r.error, HasSubstr("out of bounds of 'a' [8, 8]"));
+  r = run_failing([](Tl& tl) { tl.tcm("huge", 4096, 4096, Dtype::kFp32); });
+  EXPECT_FALSE(r.ok);
+  EXPECT_THAT(r.error, HasSubstr("does not fit in TCM"));
+}
+
+TEST(KernelErrors, RejectedCommandChargesNothing) {
+  RunSpec spec;
+  spec.keep_records = true;
+  spec.launches = {{"bad_kernel", [](Tl& tl) {
+                      const Tensor a = tl.tcm("a", 8, 8, Dtype::kFp32);
+                      const Tensor b = tl.tcm("b", 4, 4, Dtype::kFp32);
+                      tl.exp(a, a);
+                      tl.exp(a, b);  // rejected before any dispatch time
+                    }}};
+  const RunResult r = run_isolated(spec);
+  EXPECT_FALSE(r.ok);
+  EXPECT_THAT(r.error, HasSubstr("command #2"));
+  const auto d = of_kind(r, RecordKind::kDispatch);
+  ASSERT_EQ(d.size(), 1u);  // command #1 only: #2 was never charged
+  EXPECT_EQ(d[0].cmd_id, 1u);
+}
+
+}  // namespace
+}  // namespace kb

@@ -1,1 +1,133 @@
+// ADR-0064 D2: logical_bytes of every command type, including the ADR's own
+// examples (54-byte single-OpSpec GEMM composite; mul_bcast counting O three
+// times with no de-duplication).
 #include <gtest/gtest.h>
+
+#include "models/pe/commands.h"
+
+namespace kb {
+namespace {
+
+OpSpec gemm_op(Handle a, Handle b, Handle out) {
+  OpSpec op;
+  op.kind = "gemm";
+  op.scope = OpScope::kTile;
+  op.operands = {{"a", a}, {"b", b}};
+  op.has_out = true;
+  op.out = out;
+  op.extra = {{"m", int64_t(64)}, {"k", int64_t(64)}, {"n", int64_t(64)}};
+  return op;
+}
+
+TEST(LogicalBytes, AdrAnchorSingleOpSpecGemmCompositeIs54) {
+  const OpSpec op = gemm_op(1, 2, 3);
+  // opcode 1 + scope 1 + 1 + 2 handles 16 + out 8 + 1 + m/k/n 12 (D3 table)
+  EXPECT_EQ(op.logical_bytes(), 40u);
+  CompositeCmd c;
+  c.ops = {op};
+  c.rw_handles = {3};
+  // framing 4 + 1 + 40 + 1 + 8
+  EXPECT_EQ(c.logical_bytes(), 54u);
+  EXPECT_EQ(logical_bytes(Command{c}), 54u);
+}
+
+TEST(LogicalBytes, MulBcastCountsEveryReferenceWithoutDedup) {
+  const Handle O = 7, corr = 8;
+  OpSpec op;
+  op.kind = "mul_bcast";
+  op.operands = {{"src_a", O}, {"src_b", corr}};
+  op.has_out = true;
+  op.out = O;
+  // O as src_a and as out: both counted.
+  EXPECT_EQ(op.logical_bytes(), 1u + 1 + 1 + 2 * 8 + 8 + 1);
+  OpSpec distinct = op;
+  distinct.out = 9;  // a different handle costs the same: no de-duplication
+  EXPECT_EQ(distinct.logical_bytes(), op.logical_bytes());
+
+  CompositeCmd without_rw;
+  without_rw.ops = {op};
+  CompositeCmd with_rw = without_rw;
+  with_rw.rw_handles = {O};  // the third reference to O
+  EXPECT_EQ(with_rw.logical_bytes(), without_rw.logical_bytes() + 8);
+  EXPECT_EQ(with_rw.logical_bytes(), 4u + 1 + op.logical_bytes() + 1 + 8);
+}
+
+TEST(LogicalBytes, ExtrasAreTypeAware) {
+  EXPECT_EQ(extra_bytes(ExtraValue{true}), 1u);
+  EXPECT_EQ(extra_bytes(ExtraValue{int64_t(3)}), 4u);
+  EXPECT_EQ(extra_bytes(ExtraValue{1.0}), 4u);
+  EXPECT_EQ(extra_bytes(ExtraValue{std::vector<int64_t>{64, 64}}), 1u + 8);  // shape=(64, 64)
+  EXPECT_EQ(extra_bytes(ExtraValue{std::vector<int64_t>{}}), 1u);
+  EXPECT_EQ(extra_bytes(ExtraValue{std::string("rows")}), 1u);
+  EXPECT_EQ(extras_bytes({}), 1u);  // the tuple length marker alone
+  EXPECT_EQ(extras_bytes({{"reduce_axis", int64_t(1)}, {"factor", 1.0}, {"flag", false}}),
+            1u + 4 + 4 + 1);
+}
+
+TEST(LogicalBytes, OpSpecWithoutOutOmitsTheOutHandle) {
+  OpSpec op = gemm_op(1, 2, 3);
+  op.has_out = false;
+  EXPECT_EQ(op.logical_bytes(), 32u);
+}
+
+TEST(LogicalBytes, CompositeSumsOpsAndRwHandles) {
+  CompositeCmd c;
+  EXPECT_EQ(c.logical_bytes(), 4u + 1 + 1);  // empty: framing + two length markers
+  c.ops = {gemm_op(1, 2, 3), gemm_op(4, 5, 6)};
+  c.rw_handles = {3, 6, 1};
+  EXPECT_EQ(c.logical_bytes(), 4u + 1 + 2 * 40 + 1 + 3 * 8);
+  c.name = "a much longer name that is not part of the descriptor";
+  EXPECT_EQ(c.logical_bytes(), 4u + 1 + 2 * 40 + 1 + 3 * 8);
+}
+
+TEST(LogicalBytes, SingleOpCommands) {
+  EXPECT_EQ(DmaReadCmd{}.logical_bytes(), 4u + 8 + 8);
+  EXPECT_EQ(DmaWriteCmd{}.logical_bytes(), 4u + 8 + 8);
+  EXPECT_EQ(CopyCmd{}.logical_bytes(), 4u + 8 + 8);
+  EXPECT_EQ(GemmCmd{}.logical_bytes(), 4u + 3 * 8 + 3 * 4 + 2);
+  MathCmd unary;
+  unary.op = MathOp::kExp;
+  unary.operands = {1};
+  EXPECT_EQ(unary.logical_bytes(), 4u + 1 + 1 + 8 + 8 + 1);
+  MathCmd binary = unary;
+  binary.op = MathOp::kAdd;
+  binary.operands = {1, 2};
+  EXPECT_EQ(binary.logical_bytes(), unary.logical_bytes() + 8);
+  MathCmd scaled = unary;
+  scaled.extra = {{"factor", 0.5}};
+  EXPECT_EQ(scaled.logical_bytes(), unary.logical_bytes() + 4);
+  EXPECT_EQ(CpuOverheadCmd{100}.logical_bytes(), 0u);
+}
+
+TEST(Commands, HandleAccessOfACompositeIncludesRwHandlesBothWays) {
+  CompositeCmd c;
+  c.ops = {gemm_op(1, 2, 3)};
+  c.rw_handles = {4};
+  const HandleAccess a = handle_access(Command{c});
+  EXPECT_EQ(a.reads, (std::vector<Handle>{1, 2, 4}));
+  EXPECT_EQ(a.writes, (std::vector<Handle>{3, 4}));
+}
+
+TEST(Commands, AccumulatingDotReadsItsOutput) {
+  GemmCmd g;
+  g.a = 1;
+  g.b = 2;
+  g.out = 3;
+  g.accumulate = true;
+  EXPECT_EQ(handle_access(Command{g}).reads, (std::vector<Handle>{1, 2, 3}));
+  g.accumulate = false;
+  EXPECT_EQ(handle_access(Command{g}).reads, (std::vector<Handle>{1, 2}));
+}
+
+TEST(Commands, MathOpNamesRoundTrip) {
+  for (int i = 0; i <= int(MathOp::kRowSum); ++i) {
+    MathOp back{};
+    ASSERT_TRUE(math_op_from_string(to_string(MathOp(i)), &back)) << i;
+    EXPECT_EQ(int(back), i);
+  }
+  MathOp unused{};
+  EXPECT_FALSE(math_op_from_string("softmax", &unused));
+}
+
+}  // namespace
+}  // namespace kb

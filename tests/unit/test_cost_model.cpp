@@ -1,1 +1,112 @@
+// ADR-0064 D1/D5/D7/D8 as pure functions: no simulation needed.
 #include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "models/pe/cost_model.h"
+
+namespace kb {
+namespace {
+
+CompositeCmd composite_of_bytes_at_least(uint32_t target) {
+  CompositeCmd c;
+  c.name = "big";
+  while (c.logical_bytes() < target) {
+    OpSpec op;
+    op.kind = "add";
+    op.operands = {{"src_a", 1}, {"src_b", 2}};
+    op.has_out = true;
+    op.out = 3;
+    c.ops.push_back(op);
+  }
+  return c;
+}
+
+TEST(CostModel, FixedDependsOnTypeOnly) {  // ADR-0064 D8
+  CostModelConfig cm;
+  cm.fixed_per_cmd_cycles = 77;
+  cm.fixed_per_single_op_cmd_cycles = 5;
+  EXPECT_EQ(fixed_cycles(DmaReadCmd{}, cm), 5u);
+  EXPECT_EQ(fixed_cycles(DmaWriteCmd{}, cm), 5u);
+  EXPECT_EQ(fixed_cycles(GemmCmd{}, cm), 5u);
+  EXPECT_EQ(fixed_cycles(MathCmd{}, cm), 5u);
+  EXPECT_EQ(fixed_cycles(CopyCmd{}, cm), 5u);
+  EXPECT_EQ(fixed_cycles(CompositeCmd{}, cm), 77u);
+}
+
+TEST(CostModel, FormulaIsFixedPlusBytesTimesR) {  // ADR-0064 D1
+  for (double r : {0.0, 0.03125, 0.0625, 0.25, 1.0 / 3.0}) {
+    CostModelConfig cm;
+    cm.byte_cycles_recip = r;
+    for (const Command& c : {Command{DmaReadCmd{}}, Command{GemmCmd{}}, Command{MathCmd{}},
+                             Command{composite_of_bytes_at_least(300)}}) {
+      const DispatchCost d = dispatch_cost(c, cm);
+      const double expected = double(fixed_cycles(c, cm)) + logical_bytes(c) * r;
+      EXPECT_DOUBLE_EQ(d.exact_cycles, expected);
+      EXPECT_EQ(d.charged_cycles, uint64_t(std::ceil(expected - 1e-9)));
+      EXPECT_LE(std::abs(double(d.charged_cycles) - expected), 1.0);
+    }
+  }
+}
+
+TEST(CostModel, AdrAnchorIs43Point375Cycles) {  // ADR-0064 D3 verification
+  CompositeCmd c;
+  OpSpec op;
+  op.kind = "gemm";
+  op.operands = {{"a", 1}, {"b", 2}};
+  op.has_out = true;
+  op.out = 3;
+  op.extra = {{"m", int64_t(1)}, {"k", int64_t(1)}, {"n", int64_t(1)}};
+  c.ops = {op};
+  c.rw_handles = {3};
+  const DispatchCost d = dispatch_cost(c, CostModelConfig{});
+  EXPECT_DOUBLE_EQ(d.exact_cycles, 43.375);
+  EXPECT_EQ(d.charged_cycles, 44u);
+}
+
+TEST(CostModel, CpuOverheadBypassesTheFormula) {  // ADR-0064 D5, TR 4
+  CostModelConfig cm;
+  cm.fixed_per_cmd_cycles = 1000;
+  cm.fixed_per_single_op_cmd_cycles = 1000;
+  cm.byte_cycles_recip = 10;
+  for (uint64_t n : {0u, 1u, 13u, 100000u}) {
+    const DispatchCost d = dispatch_cost(CpuOverheadCmd{n}, cm);
+    EXPECT_EQ(d.charged_cycles, n);
+    EXPECT_EQ(d.exact_cycles, double(n));
+  }
+}
+
+TEST(CostModel, IntegralValuesAreNotRoundedUp) {
+  CostModelConfig cm;
+  cm.byte_cycles_recip = 0.1;  // 20 bytes x 0.1 is 2.0000000000000004 in binary
+  EXPECT_EQ(dispatch_cost(DmaReadCmd{}, cm).charged_cycles, 8u + 2u);
+}
+
+TEST(CompositeCap, OverTheCapThrowsNamingCompositeSizeAndCap) {  // ADR-0064 D7
+  CostModelConfig cm;
+  const CompositeCmd c = composite_of_bytes_at_least(cm.max_composite_logical_bytes + 1);
+  try {
+    check_composite_cap(c, cm, "my_kernel");
+    FAIL() << "no exception";
+  } catch (const CompositeTooLarge& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("my_kernel"), std::string::npos) << m;
+    EXPECT_NE(m.find("'big'"), std::string::npos) << m;
+    EXPECT_NE(m.find(std::to_string(c.logical_bytes())), std::string::npos) << m;
+    EXPECT_NE(m.find("1024"), std::string::npos) << m;
+  }
+}
+
+TEST(CompositeCap, AtAndBelowTheCapPass) {
+  CostModelConfig cm;
+  const CompositeCmd c = composite_of_bytes_at_least(200);
+  cm.max_composite_logical_bytes = c.logical_bytes();
+  EXPECT_NO_THROW(check_composite_cap(c, cm, "k"));
+  cm.max_composite_logical_bytes = c.logical_bytes() + 1;
+  EXPECT_NO_THROW(check_composite_cap(c, cm, "k"));
+  cm.max_composite_logical_bytes = c.logical_bytes() - 1;
+  EXPECT_THROW(check_composite_cap(c, cm, "k"), CompositeTooLarge);
+}
+
+}  // namespace
+}  // namespace kb

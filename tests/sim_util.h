@@ -1,0 +1,52 @@
+// Helpers shared by the simulation tests: run a kernel in a child process
+// (tb/runner.h) and pick records out of its op log.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "models/pe/tl.h"
+#include "tb/runner.h"
+
+namespace kb::test {
+
+inline RunResult run_kernel(const Kernel& kernel, const PeConfig& cfg = PeConfig{},
+                            const std::string& name = "test_kernel") {
+  RunSpec spec;
+  spec.config = cfg;
+  spec.launches = {{name, kernel}};
+  spec.keep_records = true;
+  RunResult r = run_isolated(spec);
+  EXPECT_TRUE(r.ok) << r.error;
+  return r;
+}
+
+inline std::vector<OpRecord> select(const RunResult& r,
+                                    const std::function<bool(const OpRecord&)>& pred) {
+  std::vector<OpRecord> out;
+  for (const OpRecord& rec : r.records)
+    if (pred(rec)) out.push_back(rec);
+  return out;
+}
+
+inline std::vector<OpRecord> of_kind(const RunResult& r, RecordKind k) {
+  return select(r, [k](const OpRecord& rec) { return rec.kind == k; });
+}
+
+// The single engine-stage record of a single-op command.
+inline OpRecord stage_of(const RunResult& r, uint64_t cmd_id) {
+  const auto v = select(r, [cmd_id](const OpRecord& rec) {
+    return rec.cmd_id == cmd_id && rec.component != Component::kPeCpu;
+  });
+  EXPECT_EQ(v.size(), 1u) << "command " << cmd_id;
+  return v.empty() ? OpRecord{} : v.front();
+}
+
+inline uint64_t period_ps(const PeConfig& cfg) {
+  return uint64_t(1000.0 / cfg.clock_freq_ghz + 0.5);
+}
+
+}  // namespace kb::test
