@@ -17,6 +17,9 @@ PeCpu::PeCpu(sc_core::sc_module_name name, const PeConfig& cfg, TensorTable& tab
       clock_(cfg.clock_freq_ghz) {
   SC_HAS_PROCESS(PeCpu);
   SC_THREAD(run);
+  SC_METHOD(update_signals);
+  sensitive << changed_;
+  dont_initialize();
   payload_.set_extension(new CommandExtension);  // owned by the payload
 }
 
@@ -118,7 +121,7 @@ void PeCpu::dispatch(const Command& c) {
     add_cpu_record(RecordKind::kStall, id, &c, written, nullptr);
     res.stall_ps += accepted - written;
   }
-  descriptors_signal.write(++descriptors_written_);
+  ++descriptors_written_;
   set_state(CpuState::kIdle);
 }
 
@@ -132,6 +135,11 @@ void PeCpu::drain() {
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
   cmd->b_transport(p, delay);
   set_state(CpuState::kIdle);
+}
+
+void PeCpu::update_signals() {
+  state_signal.write(uint32_t(state_));
+  descriptors_signal.write(descriptors_written_);
 }
 
 void PeCpu::run() {

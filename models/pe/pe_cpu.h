@@ -75,12 +75,17 @@ class PeCpu : public sc_core::sc_module {
   Handle view(Handle base, int64_t row0, int64_t nrows, int64_t col0, int64_t ncols);
   const TensorTable& table() const { return table_; }
 
-  sc_core::sc_signal<uint32_t, sc_core::SC_MANY_WRITERS> state_signal;       // CpuState, for traces
-  sc_core::sc_signal<uint64_t, sc_core::SC_MANY_WRITERS> descriptors_signal;  // descriptors written
+  // Observers for traces, written by one method from the state below.
+  sc_core::sc_signal<uint32_t> state_signal;        // CpuState
+  sc_core::sc_signal<uint64_t> descriptors_signal;  // descriptors written
 
  private:
   void run();
-  void set_state(CpuState s) { state_signal.write(uint32_t(s)); }
+  void set_state(CpuState s) {
+    state_ = s;
+    changed_.notify();
+  }
+  void update_signals();  // SC_METHOD on changed_
   void add_cpu_record(RecordKind kind, uint64_t id, const Command* c, uint64_t start_ps,
                       const DispatchCost* cost);
 
@@ -94,6 +99,8 @@ class PeCpu : public sc_core::sc_module {
   LaunchResult* current_ = nullptr;
   uint64_t next_id_ = 1;
   uint64_t descriptors_written_ = 0;
+  CpuState state_ = CpuState::kIdle;
+  sc_core::sc_event changed_;
   tlm::tlm_generic_payload payload_;  // reused for every descriptor write
   std::vector<unsigned char> descriptor_;
 };

@@ -17,6 +17,10 @@ PeScheduler::PeScheduler(sc_core::sc_module_name name, const PeConfig& cfg,
       table_(table),
       log_(log) {
   in.register_b_transport(this, &PeScheduler::b_transport);
+  SC_HAS_PROCESS(PeScheduler);
+  SC_METHOD(update_signals);
+  sensitive << changed_;
+  dont_initialize();
   for (int e = 0; e < kNumEngines; ++e) {
     sc_core::sc_spawn_options opts;
     sc_core::sc_spawn([this, e] { engine_thread(Engine(e)); },
@@ -73,7 +77,7 @@ void PeScheduler::accept(uint64_t id, const Command& cmd) {
   f.id = id;
   build_stages(id, cmd, table_, cfg_, f.stages);  // ADR-0064 D5: no time
   f.remaining = uint32_t(f.stages.size());
-  occupancy_signal.write(uint32_t(inflight_.size()));
+  changed_.notify();
 
   const HandleAccess access = handle_access(cmd);
   for (const auto& b : scoreboard_.add(id, ranges(table_, access.reads),
@@ -116,13 +120,18 @@ void PeScheduler::complete_command(uint64_t id) {
   const std::vector<uint64_t> waiters = std::move(it->second.waiters);
   inflight_.erase(it);
   scoreboard_.remove(id);
-  occupancy_signal.write(uint32_t(inflight_.size()));
+  changed_.notify();
   slot_freed_.notify(sc_core::SC_ZERO_TIME);
   if (inflight_.empty()) drained_.notify(sc_core::SC_ZERO_TIME);
   for (uint64_t w : waiters) {
     InFlight& f = inflight_.at(w);
     if (--f.blockers == 0) release(f);
   }
+}
+
+void PeScheduler::update_signals() {
+  occupancy_signal.write(uint32_t(inflight_.size()));
+  for (int e = 0; e < kNumEngines; ++e) busy_signal[e].write(busy_[e]);
 }
 
 void PeScheduler::engine_thread(Engine e) {
@@ -143,14 +152,16 @@ void PeScheduler::engine_thread(Engine e) {
     const Stage& s = f.stages[r.stage];
     ext->stage = &s;
     payload.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-    busy_signal[int(e)].write(true);
+    busy_[int(e)] = true;
+    changed_.notify();
     const uint64_t start = sc_core::sc_time_stamp().value();
     sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
     socket(e)->b_transport(payload, delay);
     if (payload.is_response_error()) {
       SC_REPORT_ERROR(name(), ("engine rejected a stage: " + payload.get_response_string()).c_str());
     }
-    busy_signal[int(e)].write(false);
+    busy_[int(e)] = false;
+    changed_.notify();
     OpRecord rec;
     rec.component = component;
     rec.kind = s.kind;

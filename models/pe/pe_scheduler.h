@@ -58,9 +58,9 @@ class PeScheduler : public sc_core::sc_module {
               const TensorTable& table, OpLog& log);
 
   size_t occupancy() const { return inflight_.size(); }
-  // Observers: queue occupancy changes, per-engine busy (for traces).
-  sc_core::sc_signal<uint32_t, sc_core::SC_MANY_WRITERS> occupancy_signal;
-  sc_core::sc_signal<bool, sc_core::SC_MANY_WRITERS> busy_signal[kNumEngines];
+  // Observers for traces, written by one method from the state below.
+  sc_core::sc_signal<uint32_t> occupancy_signal;
+  sc_core::sc_signal<bool> busy_signal[kNumEngines];
 
  private:
   struct InFlight {
@@ -85,6 +85,7 @@ class PeScheduler : public sc_core::sc_module {
   void complete_stage(InFlight& f, uint32_t stage);
   void complete_command(uint64_t id);
   void engine_thread(Engine e);
+  void update_signals();  // SC_METHOD on changed_
   tlm_utils::simple_initiator_socket<PeScheduler>& socket(Engine e);
 
   const PeConfig& cfg_;
@@ -96,6 +97,8 @@ class PeScheduler : public sc_core::sc_module {
   sc_core::sc_event ready_event_[kNumEngines];
   sc_core::sc_event slot_freed_;
   sc_core::sc_event drained_;
+  sc_core::sc_event changed_;
+  bool busy_[kNumEngines] = {};
 };
 
 }  // namespace kb

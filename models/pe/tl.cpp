@@ -59,6 +59,43 @@ void Tl::math(MathOp op, const Tensor& out, std::initializer_list<Tensor> operan
   cpu_.dispatch(c);
 }
 
+OpSpec gemm_op(OpScope scope, const Tensor& out, const Tensor& a, const Tensor& b,
+               DotOptions opt) {
+  OpSpec op;
+  op.kind = "gemm";
+  op.scope = scope;
+  op.operands = {{"a", a.handle}, {"b", b.handle}};
+  op.has_out = true;
+  op.out = out.handle;
+  op.extra = {{"m", a.rows}, {"k", a.cols}, {"n", opt.transpose_b ? b.rows : b.cols}};
+  if (opt.transpose_b) op.extra.push_back({"transpose_b", true});
+  if (opt.accumulate) op.extra.push_back({"accumulate", true});
+  return op;
+}
+
+OpSpec math_op(MathOp kind, OpScope scope, const Tensor& out,
+               std::initializer_list<Tensor> operands, Extras extra) {
+  static const char* const kSlots[] = {"src_a", "src_b"};
+  OpSpec op;
+  op.kind = to_string(kind);
+  op.scope = scope;
+  size_t i = 0;
+  for (const Tensor& t : operands) op.operands.push_back({kSlots[i++ % 2], t.handle});
+  op.has_out = true;
+  op.out = out.handle;
+  op.extra = std::move(extra);
+  return op;
+}
+
+void Tl::composite(const std::string& name, std::vector<OpSpec> ops,
+                   std::initializer_list<Tensor> rw_handles) {
+  CompositeCmd c;
+  c.name = name;
+  c.ops = std::move(ops);
+  for (const Tensor& t : rw_handles) c.rw_handles.push_back(t.handle);
+  cpu_.dispatch(c);
+}
+
 void Tl::composite(CompositeCmd cmd) { cpu_.dispatch(cmd); }
 
 void Tl::cycles(uint64_t n) { cpu_.dispatch(CpuOverheadCmd{n}); }

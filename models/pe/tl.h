@@ -31,6 +31,14 @@ struct DotOptions {
   bool accumulate = false;   // out += a @ b
 };
 
+// OpSpec builders for tl.composite. A GEMM op carries m, k, n (and
+// transpose_b / accumulate only when set) as typed extras (ADR-0064 D2/D3);
+// math ops name their operands src_a, src_b.
+OpSpec gemm_op(OpScope scope, const Tensor& out, const Tensor& a, const Tensor& b,
+               DotOptions opt = {});
+OpSpec math_op(MathOp op, OpScope scope, const Tensor& out,
+               std::initializer_list<Tensor> operands, Extras extra = {});
+
 class Tl {
  public:
   Tl(PeCpu& cpu, TensorTable& table, const PeConfig& cfg, std::string kernel_name);
@@ -70,6 +78,10 @@ class Tl {
   void rowsum(const Tensor& out, const Tensor& a) { math(MathOp::kRowSum, out, {a}); }
 
   // --- composite (ADR-0064 D1, D7: over the cap throws at emit time)
+  // One CompositeCmd: PE_SCHEDULER expands it into its tile plan. rw_handles
+  // are read and written (hazards) and counted in logical_bytes.
+  void composite(const std::string& name, std::vector<OpSpec> ops,
+                 std::initializer_list<Tensor> rw_handles);
   void composite(CompositeCmd cmd);
 
   // --- PE_CPU control

@@ -414,4 +414,22 @@ TEST(Cli, RunSetRaisesSingleOpDispatchCost) {
               32.0 * sum_launches(b, "commands"), 1e-6);
 }
 
+// ---- the composite size cap (ADR-0064 D7) -----------------------------------
+
+// A composite over the cap ends the run: the message names kernel,
+// composite, size and cap; exit 1; no partial report on stdout.
+TEST(Cli, CompositeOverTheCapFailsTheRun) {
+  const CliResult r = run_cli({"run", "softmax-merge", "--set",
+                               "pe.attrs.pe_cost_model.max_composite_logical_bytes=300"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_THAT(r.err, HasSubstr("kernel 'softmax_merge_stream'"));
+  EXPECT_THAT(r.err, HasSubstr("composite 'softmax_merge' is 311 logical bytes"));
+  EXPECT_THAT(r.err, HasSubstr("cap of 300"));
+  // At the cap it runs.
+  const CliResult ok = run_cli({"run", "softmax-merge", "--set",
+                                "pe.attrs.pe_cost_model.max_composite_logical_bytes=311"});
+  EXPECT_EQ(ok.exit_code, kExitOk) << ok.err;
+}
+
 }  // namespace

@@ -1,0 +1,43 @@
+// softmax_merge: the online-softmax update for one KV tile as one composite
+// (ADR-0064 context; the first stateful recipe).
+//
+//   m' = max(m, rowmax(S));  corr = exp(m - m');  P = exp(S - m')
+//   l' = l * corr + rowsum(P);  O' = O * corr + P @ V
+//
+// Every math op is prologue scope (standalone stages on PE_MATH, no DMA);
+// P @ V is the tile-scope GEMM, so the scheduler streams V from HBM inside
+// its tile loop while the prologue runs. The running max ping-pongs between
+// two buffers (m_in -> m_out) because corr still needs the old value; l and O
+// are updated in place and are the composite's rw_handles.
+#pragma once
+
+#include <vector>
+
+#include "models/pe/tl.h"
+
+namespace kb {
+
+struct SoftmaxMergeState {
+  Tensor m_in;   // [g, 1] running max before this tile
+  Tensor m_out;  // [g, 1] running max after this tile
+  Tensor l;      // [g, 1] running sum, updated in place
+  Tensor o;      // [g, d] output accumulator, updated in place
+};
+
+struct SoftmaxMergeScratch {
+  Tensor m_tile;   // [g, 1] rowmax of the tile's scores
+  Tensor corr;     // [g, 1] exp(m - m')
+  Tensor p;        // [g, T] exp(S - m')
+  Tensor row_sum;  // [g, 1] rowsum(P)
+};
+
+// The recipe's OpSpecs for scores S [g, T] (TCM) and values V [T, d].
+std::vector<OpSpec> softmax_merge_ops(const Tensor& s, const Tensor& v,
+                                      const SoftmaxMergeState& st,
+                                      const SoftmaxMergeScratch& scratch);
+
+// Emits the recipe as one CompositeCmd named "softmax_merge".
+void softmax_merge(Tl& tl, const Tensor& s, const Tensor& v, const SoftmaxMergeState& st,
+                   const SoftmaxMergeScratch& scratch);
+
+}  // namespace kb
