@@ -57,8 +57,8 @@ struct TcmConfig {
 
 // Hardware tile used by the scheduler's composite tile plan.
 struct TileConfig {
-  uint64_t m = 64;
-  uint64_t n = 64;
+  uint64_t m = 128;
+  uint64_t n = 128;
   uint64_t k = 64;
 };
 

@@ -33,6 +33,13 @@ uint64_t gemm_cycles(const PeConfig& cfg, int64_t m, int64_t n, int64_t k) {
          cfg.gemm.array_rows + cfg.gemm.array_cols;
 }
 
+uint64_t gemm_stage_cycles(const PeConfig& cfg, const Stage& s) {
+  uint64_t c = gemm_cycles(cfg, s.m, s.n, s.k);
+  if (s.fetch_bytes) c += tcm_cycles(cfg, s.fetch_bytes);
+  if (s.store_bytes) c += tcm_cycles(cfg, s.store_bytes);
+  return c;
+}
+
 uint64_t math_cycles(const PeConfig& cfg, MathOp op, uint64_t elements,
                      int64_t row_len) {
   const uint64_t per_vector = math_op_is_transcendental(op)
@@ -53,7 +60,7 @@ uint64_t tcm_cycles(const PeConfig& cfg, uint64_t bytes) {
 uint64_t stage_cycles(const PeConfig& cfg, const Stage& s) {
   switch (s.engine) {
     case Engine::kDma: return dma_cycles(cfg, s);
-    case Engine::kGemm: return gemm_cycles(cfg, s.m, s.n, s.k);
+    case Engine::kGemm: return gemm_stage_cycles(cfg, s);
     case Engine::kMath: return math_cycles(cfg, s.op, s.elements, s.row_len);
     case Engine::kTcm: return tcm_cycles(cfg, s.bytes);
   }

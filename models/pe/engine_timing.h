@@ -20,6 +20,10 @@ uint64_t hbm_access_cycles(const PeConfig& cfg, uint64_t bytes);
 uint64_t dma_cycles(const PeConfig& cfg, const Stage& s);
 // ceil(m/R) * ceil(n/C) * k + R + C (systolic fill and drain).
 uint64_t gemm_cycles(const PeConfig& cfg, int64_t m, int64_t n, int64_t k);
+// A GEMM stage: gemm_cycles, plus for a single-op GemmCmd the serial operand
+// fetch from and result drain to TCM (tcm_cycles of each). A composite
+// pipelines those as FETCH/STORE stages on PE_TCM instead.
+uint64_t gemm_stage_cycles(const PeConfig& cfg, const Stage& s);
 // latency + ceil(elements/lanes) * op cost (+ ceil(log2(row_len)) tree depth
 // for reductions).
 uint64_t math_cycles(const PeConfig& cfg, MathOp op, uint64_t elements,

@@ -40,6 +40,33 @@ Handle PeCpu::view(Handle base, int64_t row0, int64_t nrows, int64_t col0, int64
   return h;
 }
 
+Handle PeCpu::declare_at(const std::string& name, MemSpace space, int64_t rows, int64_t cols,
+                         Dtype dtype, uint64_t address, int64_t row_stride) {
+  if (rows <= 0 || cols <= 0 || row_stride < cols) {
+    throw KernelError("tensor '" + name + "': shape [" + std::to_string(rows) + ", " +
+                      std::to_string(cols) + "] with row stride " + std::to_string(row_stride) +
+                      " is not valid");
+  }
+  const Handle h = table_.declare_at(name, space, rows, cols, dtype, address, row_stride);
+  if (observer_) observer_->on_tensor(table_.at(h), false, 0);
+  return h;
+}
+
+DispatchTotals PeCpu::dispatch_totals() const {
+  DispatchTotals t;
+  if (!current_) return t;
+  t.commands = current_->commands;
+  t.logical_bytes = current_->logical_bytes;
+  t.cycles_exact = current_->dispatch_cycles_exact;
+  t.cycles_charged = current_->dispatch_cycles_charged;
+  t.dispatch_ps = current_->dispatch_ps;
+  return t;
+}
+
+void PeCpu::add_metric(const std::string& name, double value) {
+  if (current_) current_->metrics.emplace_back(name, value);
+}
+
 void PeCpu::add_cpu_record(RecordKind kind, uint64_t id, const Command* c, uint64_t start_ps,
                            const DispatchCost* cost) {
   OpRecord r;
@@ -148,6 +175,7 @@ void PeCpu::run() {
     current_ = &results_.back();
     current_->kernel = name;
     current_->start_ps = sc_core::sc_time_stamp().value();
+    if (observer_) observer_->on_launch(name);
     try {
       Tl tl(*this, table_, cfg_, name);
       kernel(tl);

@@ -44,14 +44,29 @@ struct LaunchResult {
   uint64_t stall_ps = 0;       // PE_CPU held back by a full queue
   uint64_t cpu_cycles_ps = 0;  // tl.cycles(n)
   std::string error;           // non-empty: the kernel failed here
+  // Figures a kernel reports about itself (tl.metric), e.g. per-tile dispatch.
+  std::vector<std::pair<std::string, double>> metrics;
+};
+
+// PE_CPU's running dispatch totals for the current launch (tl.dispatch_totals).
+struct DispatchTotals {
+  uint64_t commands = 0;
+  uint64_t logical_bytes = 0;
+  double cycles_exact = 0;
+  uint64_t cycles_charged = 0;
+  uint64_t dispatch_ps = 0;
 };
 
 // Sees every tensor declaration and command PE_CPU handles, in order (the
 // seam for recording a replayable stream).
 struct CpuObserver {
   virtual ~CpuObserver() = default;
+  virtual void on_launch(const std::string& kernel) = 0;
   virtual void on_tensor(const TensorDesc& d, bool is_view, Handle base) = 0;
   virtual void on_command(const Command& cmd) = 0;
+  // tl.wait() from a kernel (not the drain that ends every launch): it
+  // changes timing, so a replayable stream must record it.
+  virtual void on_wait() {}
 };
 
 enum class CpuState : uint8_t { kIdle, kDispatching, kStalled, kWaiting };
@@ -66,6 +81,7 @@ class PeCpu : public sc_core::sc_module {
   void launch(const std::string& name, Kernel kernel);
   const std::vector<LaunchResult>& results() const { return results_; }
   void set_observer(CpuObserver* o) { observer_ = o; }
+  CpuObserver* observer() const { return observer_; }
 
   // The one dispatch path, shared by tl (live) and replay: validates, charges
   // the ADR-0064 cost, then writes the descriptor.
@@ -73,6 +89,11 @@ class PeCpu : public sc_core::sc_module {
   void drain();  // waits until every accepted command has completed
   Handle declare(const std::string& name, MemSpace space, int64_t rows, int64_t cols, Dtype dtype);
   Handle view(Handle base, int64_t row0, int64_t nrows, int64_t col0, int64_t ncols);
+  // A tensor at a given address (replay of a recorded stream).
+  Handle declare_at(const std::string& name, MemSpace space, int64_t rows, int64_t cols,
+                    Dtype dtype, uint64_t address, int64_t row_stride);
+  DispatchTotals dispatch_totals() const;
+  void add_metric(const std::string& name, double value);
   const TensorTable& table() const { return table_; }
 
   // Observers for traces, written by one method from the state below.

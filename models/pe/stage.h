@@ -27,6 +27,9 @@ struct Stage {
   uint64_t bytes = 0;     // DMA / COPY / FETCH / STORE
   uint64_t elements = 0;  // MATH: output elements; GEMM: m x n
   int64_t m = 0, n = 0, k = 0;  // GEMM
+  // Single-op GEMM only: operand bytes read from TCM before computing and
+  // result bytes drained to TCM after (a composite has FETCH/STORE stages).
+  uint64_t fetch_bytes = 0, store_bytes = 0;
   MathOp op = MathOp::kAdd;     // MATH
   int64_t row_len = 0;          // MATH reductions: elements reduced per row
   bool tcm_only = false;        // COPY: both ends in TCM

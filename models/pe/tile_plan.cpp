@@ -219,7 +219,12 @@ void build_stages(uint64_t cmd_id, const Command& cmd, const TensorTable& table,
   } else if (const auto* c = std::get_if<CopyCmd>(&cmd)) {
     p.transfer(RecordKind::kCopy, c->dst, c->src);
   } else if (const auto* c = std::get_if<GemmCmd>(&cmd)) {
-    p.gemm(-1, c->m, c->n, c->k);
+    const int g = p.gemm(-1, c->m, c->n, c->k);
+    const TensorDesc& result = table.at(c->out);
+    Stage& s = out[size_t(g)];
+    s.fetch_bytes =
+        table.at(c->a).bytes() + table.at(c->b).bytes() + (c->accumulate ? result.bytes() : 0);
+    s.store_bytes = result.bytes();
   } else if (const auto* c = std::get_if<MathCmd>(&cmd)) {
     p.math(-1, c->op, c->operands, c->out, 0);
   } else if (const auto* c = std::get_if<CompositeCmd>(&cmd)) {

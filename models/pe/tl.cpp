@@ -98,8 +98,17 @@ void Tl::composite(const std::string& name, std::vector<OpSpec> ops,
 
 void Tl::composite(CompositeCmd cmd) { cpu_.dispatch(cmd); }
 
+void Tl::emit(const Command& cmd) { cpu_.dispatch(cmd); }
+
+DispatchTotals Tl::dispatch_totals() const { return cpu_.dispatch_totals(); }
+
+void Tl::metric(const std::string& name, double value) { cpu_.add_metric(name, value); }
+
 void Tl::cycles(uint64_t n) { cpu_.dispatch(CpuOverheadCmd{n}); }
 
-void Tl::wait() { cpu_.drain(); }
+void Tl::wait() {
+  if (CpuObserver* o = cpu_.observer()) o->on_wait();
+  cpu_.drain();
+}
 
 }  // namespace kb

@@ -11,6 +11,7 @@
 
 #include "models/config/pe_config.h"
 #include "models/pe/commands.h"
+#include "models/pe/pe_cpu.h"
 #include "models/pe/tensor_table.h"
 
 namespace kb {
@@ -84,6 +85,9 @@ class Tl {
                  std::initializer_list<Tensor> rw_handles);
   void composite(CompositeCmd cmd);
 
+  // A pre-built command through the same dispatch path (e.g. replay).
+  void emit(const Command& cmd);
+
   // --- PE_CPU control
   void cycles(uint64_t n);  // CpuOverheadCmd: exactly n cycles, no dispatch
   void wait();              // until every issued command has completed
@@ -91,6 +95,11 @@ class Tl {
   const PeConfig& config() const { return cfg_; }
   const std::string& kernel_name() const { return kernel_name_; }
   Tensor tensor(Handle h) const;
+  // Running dispatch totals of this launch, and figures the kernel reports
+  // about itself (they appear in the run's result and JSON).
+  DispatchTotals dispatch_totals() const;
+  void metric(const std::string& name, double value);
+  PeCpu& cpu() { return cpu_; }
 
  private:
   PeCpu& cpu_;

@@ -208,6 +208,13 @@ TEST(CompositeCap, OverriddenCapIsHonoured) {
 
 // --- the tile plan
 
+// 64^3 hardware tiles, so small GEMMs have many tiles.
+PeConfig tile64() {
+  PeConfig cfg;
+  cfg.tile = {64, 64, 64};
+  return cfg;
+}
+
 struct PlanCase {
   MemSpace a, b, c;
 };
@@ -231,7 +238,7 @@ Kernel gemm_in(PlanCase p, int64_t m = 128, int64_t n = 192, int64_t k = 256) {
 }
 
 TEST(TilePlan, DmaOnlyForOperandsInHbm) {
-  const PeConfig cfg;
+  const PeConfig cfg = tile64();
   const uint64_t tiles = gemm_tile_count(cfg.tile, 128, 192, 256);
   ASSERT_EQ(tiles, 2u * 3 * 4);
   for (PlanCase p : {PlanCase{MemSpace::kHbm, MemSpace::kHbm, MemSpace::kHbm},
@@ -260,7 +267,8 @@ TEST(TilePlan, DmaOnlyForOperandsInHbm) {
 }
 
 TEST(TilePlan, ConsecutiveTilesOverlap) {
-  const RunResult r = run_kernel(gemm_in({MemSpace::kHbm, MemSpace::kHbm, MemSpace::kTcm}));
+  const RunResult r =
+      run_kernel(gemm_in({MemSpace::kHbm, MemSpace::kHbm, MemSpace::kTcm}), tile64());
   const auto gemms = of_kind(r, RecordKind::kGemm);
   const auto reads = of_kind(r, RecordKind::kDmaRead);
   // While tile t computes, the DMA already streams a later tile (double
@@ -403,7 +411,7 @@ TEST(CompositeGemm, LargeGemmKeepsTheArrayBusy) {
 }
 
 TEST(CompositeGemm, TailTilesAreCut) {
-  const PeConfig cfg;
+  const PeConfig cfg = tile64();
   const RunResult r = run_kernel(gemm_in({MemSpace::kTcm, MemSpace::kTcm, MemSpace::kTcm}, 70, 65, 130), cfg);
   const auto g = of_kind(r, RecordKind::kGemm);
   ASSERT_EQ(g.size(), gemm_tile_count(cfg.tile, 70, 65, 130));  // 2 x 2 x 3
