@@ -59,6 +59,56 @@ int64_t BenchParams::integer(const std::string& name) const {
   return x;
 }
 
+std::vector<int64_t> BenchParams::integers(const std::string& name) const {
+  std::vector<int64_t> out;
+  const std::string& all = values_.at(name);
+  size_t start = 0;
+  while (start <= all.size()) {
+    const size_t comma = std::min(all.find(',', start), all.size());
+    BenchParams one(bench_, {{name, all.substr(start, comma - start)}});
+    out.push_back(one.integer(name));
+    start = comma + 1;
+  }
+  return out;
+}
+
+nlohmann::json launch_figures(const LaunchResult& l, const PeConfig& cfg) {
+  (void)cfg;
+  nlohmann::json j;
+  const double span = double(l.latency_ps());
+  j["latency_ns"] = double(l.latency_ps()) / 1000.0;
+  j["commands"] = l.commands;
+  j["logical_bytes"] = l.logical_bytes;
+  j["dispatch_ns"] = double(l.dispatch_ps) / 1000.0;
+  j["dispatch_cycles_charged"] = l.dispatch_cycles_charged;
+  j["dispatch_cycles_exact"] = l.dispatch_cycles_exact;
+  j["stall_ns"] = double(l.stall_ps) / 1000.0;
+  for (int c = 0; c < kNumComponents; ++c) {
+    if (Component(c) == Component::kPeScheduler) continue;
+    j["utilisation"][to_string(Component(c))] = span > 0 ? double(l.busy_ps[c]) / span : 0.0;
+  }
+  j["bottleneck"] = bottleneck(l);
+  for (const auto& [name, value] : l.metrics) j[name] = value;
+  return j;
+}
+
+std::string bottleneck(const LaunchResult& l) {
+  int best = int(Component::kPeCpu);
+  for (int c = 0; c < kNumComponents; ++c)
+    if (l.busy_ps[c] > l.busy_ps[best]) best = c;
+  return Component(best) == Component::kPeCpu
+             ? "CPU-bound"
+             : std::string("engine-bound (") + to_string(Component(best)) + ")";
+}
+
+nlohmann::json bench_figures(const Bench& b, const BenchParams& p, const PeConfig& cfg,
+                             const RunResult& r) {
+  if (b.figures) return b.figures(p, cfg, r);
+  nlohmann::json j;
+  for (const LaunchResult& l : r.launches) j[l.kernel] = launch_figures(l, cfg);
+  return j;
+}
+
 std::string BenchParams::text(const std::string& name) const { return values_.at(name); }
 
 Dtype BenchParams::dtype(const std::string& name) const {

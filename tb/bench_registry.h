@@ -9,8 +9,11 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "models/config/pe_config.h"
 #include "models/pe/pe_cpu.h"
+#include "tb/runner.h"
 
 namespace kb {
 
@@ -26,6 +29,8 @@ class BenchParams {
  public:
   BenchParams(std::string bench, std::map<std::string, std::string> values)
       : bench_(std::move(bench)), values_(std::move(values)) {}
+  const std::map<std::string, std::string>& values() const { return values_; }
+  std::vector<int64_t> integers(const std::string& name) const;  // comma-separated
   int64_t integer(const std::string& name) const;  // > 0
   std::string text(const std::string& name) const;
   Dtype dtype(const std::string& name) const;
@@ -41,7 +46,24 @@ struct Bench {
   std::vector<BenchParam> params;
   std::function<std::vector<std::pair<std::string, Kernel>>(const BenchParams&, const PeConfig&)>
       launches;
+  // The bench's figures as JSON (what --json, sweeps and goldens use).
+  // Default: launch_figures() of every launch, keyed by kernel name.
+  std::function<nlohmann::json(const BenchParams&, const PeConfig&, const RunResult&)> figures;
+  // The human-readable table. Default: print_run_report().
+  std::function<void(std::ostream&, const BenchParams&, const PeConfig&, const RunResult&)> report;
+  // Flattened figure keys shown by `kernbench sweep` on the terminal
+  // (every key goes to --csv). Empty: every key.
+  std::vector<std::string> sweep_columns;
 };
+
+// Generic figures of one launch: latency, dispatch totals, stall, per-
+// component utilisation, the bottleneck verdict and the kernel's metrics.
+nlohmann::json launch_figures(const LaunchResult& l, const PeConfig& cfg);
+// The busiest component of a launch and whether that makes it CPU-bound.
+std::string bottleneck(const LaunchResult& l);
+// Figures of a run through the bench's figures() (or the default).
+nlohmann::json bench_figures(const Bench& b, const BenchParams& p, const PeConfig& cfg,
+                             const RunResult& r);
 
 struct BenchError : std::runtime_error {
   using std::runtime_error::runtime_error;

@@ -1,6 +1,10 @@
 // The built-in benches.
+#include <cstdio>
 #include <limits>
+#include <ostream>
 
+#include "kernels/attention/gqa_decode.h"
+#include "kernels/gemm/gemm_async.h"
 #include "kernels/gemm/gemm_composite.h"
 #include "kernels/gemm/gemm_tiled_single_op.h"
 #include "kernels/recipes/softmax_merge.h"
@@ -11,6 +15,31 @@ namespace kb {
 void register_builtin_benches() {}
 
 namespace {
+
+using Launches = std::vector<std::pair<std::string, Kernel>>;
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+double metric(const LaunchResult& l, const std::string& name) {
+  for (const auto& [n, v] : l.metrics)
+    if (n == name) return v;
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
+const LaunchResult& launch(const RunResult& r, const std::string& kernel) {
+  for (const LaunchResult& l : r.launches)
+    if (l.kernel == kernel) return l;
+  throw BenchError("run has no launch '" + kernel + "'");
+}
+
+const Component kShown[] = {Component::kPeCpu, Component::kPeDma, Component::kPeGemm,
+                            Component::kPeMath, Component::kPeTcm};
+
+// --- GEMM benches
 
 GemmShape gemm_shape(const BenchParams& p) {
   GemmShape s;
@@ -28,10 +57,10 @@ const std::vector<BenchParam> kGemmParams = {
     {"m", "256", "rows of A and C"},
     {"n", "256", "columns of B and C"},
     {"k", "256", "columns of A, rows of B"},
-    {"dtype", "bf16", "element type: fp32, bf16, fp16, int8"},
-    {"tile_m", "64", "kernel tile rows"},
-    {"tile_n", "64", "kernel tile columns"},
-    {"tile_k", "64", "kernel tile depth"},
+    {"dtype", "bf16", "element type of A and B (C accumulates in fp32): fp32, bf16, fp16, int8"},
+    {"tile_m", "64", "kernel tile rows (single-op kernels)"},
+    {"tile_n", "64", "kernel tile columns (single-op kernels)"},
+    {"tile_k", "64", "kernel tile depth (single-op kernels)"},
 };
 
 KB_REGISTER_BENCH(Bench{
@@ -40,8 +69,7 @@ KB_REGISTER_BENCH(Bench{
     kGemmParams,
     [](const BenchParams& p, const PeConfig&) {
       const GemmShape s = gemm_shape(p);
-      return std::vector<std::pair<std::string, Kernel>>{
-          {"gemm_tiled_single_op", [s](Tl& tl) { gemm_tiled_single_op(tl, s); }}};
+      return Launches{{"gemm_tiled_single_op", [s](Tl& tl) { gemm_tiled_single_op(tl, s); }}};
     }});
 
 KB_REGISTER_BENCH(Bench{
@@ -50,11 +78,78 @@ KB_REGISTER_BENCH(Bench{
     kGemmParams,
     [](const BenchParams& p, const PeConfig&) {
       const GemmShape s = gemm_shape(p);
-      return std::vector<std::pair<std::string, Kernel>>{
-          {"gemm_composite", [s](Tl& tl) { gemm_composite(tl, s); }}};
+      return Launches{{"gemm_composite", [s](Tl& tl) { gemm_composite(tl, s); }}};
     }});
 
-// The softmax_merge recipe over a stream of KV tiles, scores already in TCM.
+const char* const kGemmVariants[] = {"composite", "async_full", "async_tiled"};
+
+std::string gemm_launch_name(const char* variant, int64_t k) {
+  return std::string(variant) + "_k" + std::to_string(k);
+}
+
+double tflops(int64_t m, int64_t n, int64_t k, uint64_t latency_ps) {
+  return 2.0 * double(m) * double(n) * double(k) / (double(latency_ps) * 1e-12) / 1e12;
+}
+
+KB_REGISTER_BENCH(Bench{
+    "gemm-async-vs-composite",
+    "GEMM as one composite vs user-orchestrated async_full and async_tiled, over a K sweep",
+    {{"m", "256", "rows of A and C"},
+     {"n", "256", "columns of B and C"},
+     {"ks", "512,1024,2048,3072", "K values (comma-separated)"},
+     {"dtype", "bf16", "element type of A and B (C accumulates in fp32)"},
+     {"tile_k", "64", "K chunk of async_tiled"}},
+    [](const BenchParams& p, const PeConfig&) {
+      Launches out;
+      for (int64_t k : p.integers("ks")) {
+        GemmShape s;
+        s.m = p.integer("m");
+        s.n = p.integer("n");
+        s.k = k;
+        s.dtype = p.dtype("dtype");
+        s.tile_k = p.integer("tile_k");
+        out.push_back({gemm_launch_name("composite", k), [s](Tl& tl) { gemm_composite(tl, s); }});
+        out.push_back({gemm_launch_name("async_full", k), [s](Tl& tl) { gemm_async_full(tl, s); }});
+        out.push_back({gemm_launch_name("async_tiled", k), [s](Tl& tl) { gemm_async_tiled(tl, s); }});
+      }
+      return out;
+    },
+    [](const BenchParams& p, const PeConfig& cfg, const RunResult& r) {
+      nlohmann::json j;
+      const int64_t m = p.integer("m"), n = p.integer("n");
+      for (int64_t k : p.integers("ks")) {
+        for (const char* v : kGemmVariants) {
+          const LaunchResult& l = launch(r, gemm_launch_name(v, k));
+          nlohmann::json f = launch_figures(l, cfg);
+          f["tflops"] = tflops(m, n, k, l.latency_ps());
+          j["k" + std::to_string(k)][v] = f;
+        }
+      }
+      return j;
+    },
+    [](std::ostream& os, const BenchParams& p, const PeConfig& cfg, const RunResult& r) {
+      const int64_t m = p.integer("m"), n = p.integer("n");
+      os << "gemm-async-vs-composite: C [" << m << ", " << n << "] fp32 = A @ B (" << p.text("dtype")
+         << "), hardware tile " << cfg.tile.m << "x" << cfg.tile.n << "x" << cfg.tile.k
+         << ", async_tiled K chunk " << p.integer("tile_k") << "\n";
+      os << "      K  variant        latency(us)   TFLOPS   dispatch(ns)  commands  GEMM util  bound\n";
+      for (int64_t k : p.integers("ks")) {
+        for (const char* v : kGemmVariants) {
+          const LaunchResult& l = launch(r, gemm_launch_name(v, k));
+          const double span = double(l.latency_ps());
+          os << fmt("%7.0f", double(k)) << "  " << v << std::string(13 - std::string(v).size(), ' ')
+             << fmt("%12.3f", span / 1e6) << fmt("%9.2f", tflops(m, n, k, l.latency_ps()))
+             << fmt("%15.1f", double(l.dispatch_ps) / 1000.0) << fmt("%10.0f", double(l.commands))
+             << fmt("%10.1f%%", 100.0 * double(l.busy_ps[int(Component::kPeGemm)]) / span) << "  "
+             << bottleneck(l) << "\n";
+        }
+      }
+    },
+    {"k3072.composite.tflops", "k3072.async_full.tflops", "k3072.async_tiled.tflops",
+     "k3072.async_tiled.dispatch_ns"}});
+
+// --- softmax_merge over a stream of KV tiles, scores already in TCM
+
 void softmax_merge_stream(Tl& tl, int64_t g, int64_t d, int64_t kv_tile, int64_t tiles) {
   const Tensor v = tl.hbm("V", kv_tile * tiles, d, Dtype::kBf16);
   const Tensor s = tl.tcm("S", g, kv_tile, Dtype::kFp32);
@@ -85,9 +180,80 @@ KB_REGISTER_BENCH(Bench{
     [](const BenchParams& p, const PeConfig&) {
       const int64_t g = p.integer("heads"), d = p.integer("head_dim");
       const int64_t t = p.integer("kv_tile"), n = p.integer("tiles");
-      return std::vector<std::pair<std::string, Kernel>>{
-          {"softmax_merge_stream", [=](Tl& tl) { softmax_merge_stream(tl, g, d, t, n); }}};
+      return Launches{{"softmax_merge_stream", [=](Tl& tl) { softmax_merge_stream(tl, g, d, t, n); }}};
     }});
+
+// --- GQA attention decode, opt2 vs opt3
+
+GqaShape gqa_shape(const BenchParams& p) {
+  GqaShape s;
+  s.q_heads = p.integer("q_heads");
+  s.kv_heads = p.integer("kv_heads");
+  s.head_dim = p.integer("head_dim");
+  s.context = p.integer("context");
+  s.kv_tile = p.integer("kv_tile");
+  s.dtype = p.dtype("dtype");
+  return s;
+}
+
+const char* const kGqaVariants[] = {"opt2", "opt3"};
+
+KB_REGISTER_BENCH(Bench{
+    "gqa-decode",
+    "GQA attention decode, opt2 (two composites per KV tile) vs opt3 (single-op primitives)",
+    {{"q_heads", "32", "query heads"},
+     {"kv_heads", "8", "KV heads (q_heads / kv_heads query heads share one)"},
+     {"head_dim", "128", "head dimension d"},
+     {"context", "4096", "KV cache length in tokens"},
+     {"kv_tile", "128", "KV tile length (the last tile is shorter if context is not a multiple)"},
+     {"dtype", "bf16", "element type of Q, K, V"}},
+    [](const BenchParams& p, const PeConfig&) {
+      const GqaShape s = gqa_shape(p);
+      return Launches{{"opt2", [s](Tl& tl) { gqa_decode_opt2(tl, s); }},
+                      {"opt3", [s](Tl& tl) { gqa_decode_opt3(tl, s); }}};
+    },
+    [](const BenchParams&, const PeConfig& cfg, const RunResult& r) {
+      nlohmann::json j;
+      for (const char* v : kGqaVariants) j[v] = launch_figures(launch(r, v), cfg);
+      j["tile_dispatch_ratio_opt3_over_opt2"] =
+          metric(launch(r, "opt3"), "tile_dispatch_ns") / metric(launch(r, "opt2"), "tile_dispatch_ns");
+      return j;
+    },
+    [](std::ostream& os, const BenchParams& p, const PeConfig& cfg, const RunResult& r) {
+      const GqaShape s = gqa_shape(p);
+      const LaunchResult& o2 = launch(r, "opt2");
+      const LaunchResult& o3 = launch(r, "opt3");
+      os << "gqa-decode: " << s.q_heads << " query heads, " << s.kv_heads << " KV heads, d = "
+         << s.head_dim << ", context " << s.context << ", KV tile " << s.kv_tile << " ("
+         << metric(o2, "tiles") << " tiles), " << p.text("dtype") << ", " << cfg.clock_freq_ghz
+         << " GHz\n";
+      os << "                                        opt2          opt3\n";
+      auto row = [&](const char* label, double a, double b, const char* f) {
+        os << "  " << label << std::string(34 - std::string(label).size(), ' ') << fmt(f, a)
+           << fmt(f, b) << "\n";
+      };
+      row("per-tile dispatch (ns)", metric(o2, "tile_dispatch_ns"), metric(o3, "tile_dispatch_ns"), "%14.2f");
+      row("per-tile dispatch (cycles charged)", metric(o2, "tile_dispatch_cycles_charged"),
+          metric(o3, "tile_dispatch_cycles_charged"), "%14.2f");
+      row("per-tile dispatch (cycles exact)", metric(o2, "tile_dispatch_cycles_exact"),
+          metric(o3, "tile_dispatch_cycles_exact"), "%14.3f");
+      row("commands per tile", metric(o2, "tile_commands"), metric(o3, "tile_commands"), "%14.2f");
+      row("logical bytes per tile", metric(o2, "tile_logical_bytes"), metric(o3, "tile_logical_bytes"), "%14.2f");
+      row("commands (total)", double(o2.commands), double(o3.commands), "%14.0f");
+      row("latency (us)", double(o2.latency_ps()) / 1e6, double(o3.latency_ps()) / 1e6, "%14.3f");
+      row("PE_CPU dispatch (us)", double(o2.dispatch_ps) / 1e6, double(o3.dispatch_ps) / 1e6, "%14.3f");
+      row("PE_CPU stalled on full queue (us)", double(o2.stall_ps) / 1e6, double(o3.stall_ps) / 1e6, "%14.3f");
+      for (Component c : kShown) {
+        const std::string label = std::string("utilisation ") + to_string(c) + " (%)";
+        row(label.c_str(), 100.0 * double(o2.busy_ps[int(c)]) / double(o2.latency_ps()),
+            100.0 * double(o3.busy_ps[int(c)]) / double(o3.latency_ps()), "%14.1f");
+      }
+      os << "  bound                             " << bottleneck(o2) << " | " << bottleneck(o3) << "\n";
+      os << "  opt3 / opt2 per-tile dispatch: "
+         << fmt("%.3fx", metric(o3, "tile_dispatch_ns") / metric(o2, "tile_dispatch_ns")) << "\n";
+    },
+    {"opt2.tile_dispatch_ns", "opt3.tile_dispatch_ns", "tile_dispatch_ratio_opt3_over_opt2",
+     "opt2.latency_ns", "opt3.latency_ns"}});
 
 }  // namespace
 }  // namespace kb

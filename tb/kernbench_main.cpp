@@ -1,13 +1,20 @@
-// kernbench: run benches on the PE model, print the effective configuration.
+// kernbench: run benches on the PE model, sweep them over configuration keys
+// and bench parameters, record and replay command streams, check goldens,
+// print the effective configuration.
+#include <unistd.h>
+
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include <CLI/CLI.hpp>
 
 #include "models/config/pe_config.h"
-#include "models/trace/op_log.h"
 #include "tb/bench_registry.h"
+#include "tb/command_stream.h"
+#include "tb/goldens.h"
 #include "tb/report.h"
 #include "tb/runner.h"
 
@@ -27,6 +34,12 @@ std::string config_keys_help() {
   return s;
 }
 
+void write_text(const std::string& path, const std::string& text) {
+  std::ofstream out(path);
+  out << text;
+  if (!out) throw kb::BenchError("cannot write '" + path + "'");
+}
+
 int cmd_list() {
   for (const kb::Bench& b : kb::BenchRegistry::instance().all()) {
     std::cout << b.name << "  " << b.description << "\n";
@@ -42,32 +55,241 @@ int cmd_config(const std::string& config, const std::vector<std::string>& sets) 
   return 0;
 }
 
+// Prints a finished run's report and writes its JSON; the shared tail of
+// `run` and `replay`.
+int report_run(const std::string& title, const kb::RunResult& r, const kb::PeConfig& cfg,
+               const kb::Bench* bench, const kb::BenchParams* params, const std::string& oplog,
+               const std::string& json) {
+  if (!r.ok) {
+    std::cerr << "kernbench: " << title << " failed: " << r.error << "\n";
+    return kExitRunFailed;
+  }
+  if (bench && bench->report) bench->report(std::cout, *params, cfg, r);
+  else kb::print_run_report(std::cout, title, cfg, r);
+  if (!oplog.empty()) std::cout << "op log written to " << oplog << "\n";
+  if (!json.empty()) {
+    nlohmann::json j = kb::run_summary_json(title, cfg, r);
+    if (bench) j["figures"] = kb::bench_figures(*bench, *params, cfg, r);
+    write_text(json, j.dump(2) + "\n");
+  }
+  return 0;
+}
+
 int cmd_run(const std::string& name, const std::string& config,
             const std::vector<std::string>& sets, const std::vector<std::string>& params,
-            const std::string& oplog, const std::string& json) {
+            const std::string& oplog, const std::string& json, const std::string& record) {
   const kb::PeConfig cfg = kb::load_pe_config(config, sets);
   auto& registry = kb::BenchRegistry::instance();
   const kb::Bench& bench = registry.get(name);
+  const kb::BenchParams p = registry.params(bench, params);
   kb::RunSpec spec;
   spec.config = cfg;
-  spec.launches = bench.launches(registry.params(bench, params), cfg);
+  spec.launches = bench.launches(p, cfg);
   spec.oplog_path = oplog;
-  const kb::RunResult r = kb::run_isolated(spec);
-  if (!r.ok) {
-    std::cerr << "kernbench: run '" << name << "' failed: " << r.error << "\n";
-    return kExitRunFailed;
+  spec.record_path = record;
+  const int rc = report_run("run '" + name + "'", kb::run_isolated(spec), cfg, &bench, &p, oplog, json);
+  if (rc == 0 && !record.empty()) std::cout << "command stream written to " << record << "\n";
+  return rc;
+}
+
+int cmd_replay(const std::string& file, const std::string& config,
+               const std::vector<std::string>& sets, const std::string& oplog,
+               const std::string& json) {
+  const kb::PeConfig cfg = kb::load_pe_config(config, sets);
+  kb::RunSpec spec;
+  spec.config = cfg;
+  spec.launches = kb::load_command_stream(file);  // parse errors before simulating
+  spec.oplog_path = oplog;
+  return report_run("replay '" + file + "'", kb::run_isolated(spec), cfg, nullptr, nullptr, oplog, json);
+}
+
+// --- sweep
+
+struct Axis {
+  std::string key;
+  std::vector<std::string> values;
+  bool config;  // a pe.* configuration key, else a bench parameter
+};
+
+Axis parse_axis(const std::string& text) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) {
+    throw kb::BenchError("--param " + text + ": expected KEY=V1,V2,...");
   }
-  kb::print_run_report(std::cout, "bench " + name, cfg, r);
-  if (!oplog.empty()) std::cout << "op log written to " << oplog << "\n";
-  if (!json.empty()) {
-    std::ofstream out(json);
-    out << kb::run_summary_json(name, cfg, r).dump(2) << "\n";
-    if (!out) {
-      std::cerr << "kernbench: cannot write '" << json << "'\n";
-      return kExitBadInput;
+  Axis a{text.substr(0, eq), {}, text.rfind("pe.", 0) == 0};
+  std::stringstream ss(text.substr(eq + 1));
+  for (std::string v; std::getline(ss, v, ',');) {
+    if (v.empty()) throw kb::BenchError("--param " + text + ": empty value");
+    a.values.push_back(v);
+  }
+  return a;
+}
+
+// Leaves of a figures document as dotted keys, in document order.
+void flatten(const nlohmann::json& j, const std::string& prefix,
+             std::vector<std::pair<std::string, nlohmann::json>>& out) {
+  if (j.is_object()) {
+    for (const auto& [k, v] : j.items()) flatten(v, prefix.empty() ? k : prefix + "." + k, out);
+  } else {
+    out.emplace_back(prefix, j);
+  }
+}
+
+std::string cell(const nlohmann::json& v) {
+  if (v.is_number_float()) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.6g", v.get<double>());
+    return buf;
+  }
+  return v.is_string() ? v.get<std::string>() : v.dump();
+}
+
+// Progress on a terminal only, so output piped to a file stays clean.
+class Progress {
+ public:
+  explicit Progress(size_t total) : total_(total), tty_(isatty(STDERR_FILENO)) {}
+  void update(size_t done) {
+    if (!tty_) return;
+    const double elapsed = seconds();
+    const double remaining = done ? elapsed / double(done) * double(total_ - done) : 0.0;
+    std::fprintf(stderr, "\r[%zu/%zu] elapsed %.1f s, remaining ~%.1f s   ", done, total_, elapsed,
+                 remaining);
+    if (done == total_) std::fprintf(stderr, "\n");
+    std::fflush(stderr);
+  }
+
+ private:
+  double seconds() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+  size_t total_;
+  bool tty_;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
+int cmd_sweep(const std::string& name, const std::string& config,
+              const std::vector<std::string>& sets, const std::vector<std::string>& axes_text,
+              const std::string& csv, int jobs) {
+  auto& registry = kb::BenchRegistry::instance();
+  const kb::Bench& bench = registry.get(name);
+  std::vector<Axis> axes;
+  for (const std::string& t : axes_text) axes.push_back(parse_axis(t));
+  if (axes.empty()) throw kb::BenchError("sweep needs at least one --param KEY=V1,V2,...");
+
+  // Every point of the cartesian product, first axis slowest.
+  std::vector<std::vector<std::string>> points{{}};
+  for (const Axis& a : axes) {
+    std::vector<std::vector<std::string>> next;
+    for (const auto& p : points)
+      for (const std::string& v : a.values) {
+        next.push_back(p);
+        next.back().push_back(v);
+      }
+    points = std::move(next);
+  }
+  std::vector<kb::RunSpec> specs;
+  std::vector<kb::PeConfig> cfgs;
+  std::vector<kb::BenchParams> params;
+  for (const auto& point : points) {
+    std::vector<std::string> point_sets = sets, point_params;
+    for (size_t i = 0; i < axes.size(); ++i) {
+      (axes[i].config ? point_sets : point_params).push_back(axes[i].key + "=" + point[i]);
     }
+    cfgs.push_back(kb::load_pe_config(config, point_sets));
+    params.push_back(registry.params(bench, point_params));
+    kb::RunSpec spec;
+    spec.config = cfgs.back();
+    spec.launches = bench.launches(params.back(), cfgs.back());
+    specs.push_back(std::move(spec));
   }
-  return 0;
+  Progress progress(specs.size());
+  progress.update(0);
+  const auto results = kb::run_many_isolated(specs, jobs, [&](size_t d, size_t) { progress.update(d); });
+
+  std::vector<std::string> header;
+  for (const Axis& a : axes) header.push_back(a.key);
+  std::vector<std::vector<std::string>> rows, csv_rows;
+  std::vector<std::string> csv_header = header;
+  int failures = 0;
+  for (size_t i = 0; i < results.size(); ++i) {
+    std::vector<std::pair<std::string, nlohmann::json>> leaves;
+    if (results[i].ok) {
+      flatten(kb::bench_figures(bench, params[i], cfgs[i], results[i]), "", leaves);
+    } else {
+      ++failures;
+      std::cerr << "kernbench: point " << i + 1 << " failed: " << results[i].error << "\n";
+    }
+    if (i == 0 || csv_header.size() == header.size()) {
+      for (const auto& [k, v] : leaves) csv_header.push_back(k);
+    }
+    std::vector<std::string> row = points[i], full = points[i];
+    for (const auto& [k, v] : leaves) full.push_back(cell(v));
+    for (const std::string& col : bench.sweep_columns) {
+      std::string value = results[i].ok ? "?" : "failed";
+      for (const auto& [k, v] : leaves)
+        if (k == col) value = cell(v);
+      row.push_back(value);
+    }
+    if (bench.sweep_columns.empty()) row = full;
+    rows.push_back(row);
+    csv_rows.push_back(full);
+  }
+  std::vector<std::string> shown = header;
+  if (bench.sweep_columns.empty()) shown = csv_header;
+  else shown.insert(shown.end(), bench.sweep_columns.begin(), bench.sweep_columns.end());
+  std::vector<size_t> width(shown.size());
+  for (size_t c = 0; c < shown.size(); ++c) {
+    width[c] = shown[c].size();
+    for (const auto& r : rows) width[c] = std::max(width[c], c < r.size() ? r[c].size() : 0);
+  }
+  for (size_t c = 0; c < shown.size(); ++c) std::cout << (c ? "  " : "") << std::setw(int(width[c])) << shown[c];
+  std::cout << "\n";
+  for (const auto& r : rows) {
+    for (size_t c = 0; c < shown.size(); ++c)
+      std::cout << (c ? "  " : "") << std::setw(int(width[c])) << (c < r.size() ? r[c] : "");
+    std::cout << "\n";
+  }
+  if (!csv.empty()) {
+    std::string text;
+    auto csv_line = [&](const std::vector<std::string>& fields) {
+      for (size_t c = 0; c < fields.size(); ++c) text += (c ? "," : "") + fields[c];
+      text += "\n";
+    };
+    csv_line(csv_header);
+    for (const auto& r : csv_rows) csv_line(r);
+    write_text(csv, text);
+    std::cout << "sweep written to " << csv << "\n";
+  }
+  return failures ? kExitRunFailed : 0;
+}
+
+// --- goldens
+
+int cmd_goldens(bool update, const std::string& dir, int jobs) {
+  const auto& benches = kb::BenchRegistry::instance().all();
+  std::vector<kb::RunSpec> specs;
+  for (const kb::Bench& b : benches) specs.push_back(kb::golden_spec(b));
+  const auto results = kb::run_many_isolated(specs, jobs);
+  int differing = 0;
+  for (size_t i = 0; i < benches.size(); ++i) {
+    const nlohmann::json actual = kb::golden_figures(benches[i], results[i]);
+    const std::string path = kb::golden_path(dir, benches[i].name);
+    if (update) {
+      write_text(path, actual.dump(2) + "\n");
+      std::cout << "wrote " << path << "\n";
+      continue;
+    }
+    std::vector<std::string> diff;
+    try {
+      diff = kb::golden_diff(kb::read_json_file(path), actual);
+    } catch (const kb::BenchError& e) {
+      diff = {e.what()};
+    }
+    std::cout << benches[i].name << ": " << (diff.empty() ? "matches" : "DIFFERS") << " " << path << "\n";
+    for (const std::string& d : diff) std::cout << "    " << d << "\n";
+    differing += !diff.empty();
+  }
+  return differing ? kExitRunFailed : 0;
 }
 
 }  // namespace
@@ -79,12 +301,14 @@ int main(int argc, char** argv) {
   CLI::App app{
       "kernbench: run kernels on the kernbench-sc SystemC/TLM-2.0 PE model and see where "
       "time goes (PE_CPU dispatch, DMA, GEMM, MATH).\n"
-      "Exit status: 0 success, 1 the run failed (kernel error, D7 cap, crash), 2 bad input."};
+      "Exit status: 0 success, 1 a run failed (kernel error, D7 cap, crash, golden mismatch), "
+      "2 bad input."};
   app.require_subcommand(1);
 
-  std::string config;
+  std::string config, oplog, json, bench, record, csv, file, golden_dir = kb::kGoldenDir;
   std::vector<std::string> sets, params;
-  std::string oplog, json, bench;
+  int jobs = int(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+  bool update = false;
   auto add_config_options = [&](CLI::App* sub) {
     sub->add_option("--config", config,
                     "topology YAML (default: built-in defaults, identical to configs/pe.yaml)")
@@ -93,22 +317,56 @@ int main(int argc, char** argv) {
                     "override one key, e.g. pe.attrs.pe_cost_model.byte_cycles_recip=0.25 "
                     "(repeatable; applied after --config, in order)")
         ->type_name("KEY=VALUE");
+    sub->footer(config_keys_help());
   };
 
   CLI::App* list = app.add_subcommand("list", "list the benches and their parameters");
-  CLI::App* run = app.add_subcommand("run", "run a bench and print its latency, dispatch and "
-                                            "per-engine busy time");
+
+  CLI::App* run = app.add_subcommand(
+      "run", "run a bench and print its latency, dispatch and per-engine busy time");
   run->add_option("name", bench, "bench name (see `kernbench list`)")->required();
   add_config_options(run);
   run->add_option("--param", params, "bench parameter (repeatable; see `kernbench list`)")
       ->type_name("NAME=VALUE");
   run->add_option("--oplog", oplog, "write the op log as CSV (columns: see README)");
   run->add_option("--json", json, "write the run's figures as JSON");
-  run->footer(config_keys_help());
+  run->add_option("--record", record,
+                  "write the command stream PE_CPU emitted, for `kernbench replay` (format: README)");
+
+  CLI::App* sweep = app.add_subcommand(
+      "sweep", "run a bench at every point of a grid of configuration keys and bench parameters");
+  sweep->add_option("name", bench, "bench name (see `kernbench list`)")->required();
+  add_config_options(sweep);
+  sweep->add_option("--param", params,
+                    "an axis: a configuration key (pe.attrs....) or a bench parameter with its "
+                    "values, e.g. pe.attrs.pe_cost_model.byte_cycles_recip=0.25,0.0625 or "
+                    "context=1024,4096 (repeatable: the grid is their product)")
+      ->type_name("KEY=V1,V2,...")
+      ->required();
+  sweep->add_option("--csv", csv, "write every figure of every point as CSV");
+  sweep->add_option("-j,--jobs", jobs, "runs at once (default: the number of cores)")
+      ->check(CLI::PositiveNumber);
+
+  CLI::App* replay = app.add_subcommand(
+      "replay", "feed a recorded (or hand-written) command stream through PE_CPU, without kernel code");
+  replay->add_option("file", file, "command stream file (format: README)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  add_config_options(replay);
+  replay->add_option("--oplog", oplog, "write the op log as CSV (columns: see README)");
+  replay->add_option("--json", json, "write the run's figures as JSON");
+
   CLI::App* conf = app.add_subcommand(
       "config", "print the effective configuration as YAML (after --config and --set)");
   add_config_options(conf);
-  conf->footer(config_keys_help());
+
+  CLI::App* goldens = app.add_subcommand(
+      "goldens", "compare every bench at its defaults with its golden figures (exit 1 on a "
+                 "difference), or regenerate them with --update");
+  goldens->add_flag("--update", update, "rewrite the golden files from fresh runs");
+  goldens->add_option("--dir", golden_dir, "golden directory (default tests/goldens)");
+  goldens->add_option("-j,--jobs", jobs, "runs at once (default: the number of cores)")
+      ->check(CLI::PositiveNumber);
 
   try {
     app.parse(argc, argv);
@@ -119,11 +377,17 @@ int main(int argc, char** argv) {
   try {
     if (*list) return cmd_list();
     if (*conf) return cmd_config(config, sets);
-    if (*run) return cmd_run(bench, config, sets, params, oplog, json);
+    if (*run) return cmd_run(bench, config, sets, params, oplog, json, record);
+    if (*sweep) return cmd_sweep(bench, config, sets, params, csv, jobs);
+    if (*replay) return cmd_replay(file, config, sets, oplog, json);
+    if (*goldens) return cmd_goldens(update, golden_dir, jobs);
   } catch (const kb::ConfigError& e) {
     std::cerr << "kernbench: " << e.what() << "\n";
     return kExitBadInput;
   } catch (const kb::BenchError& e) {
+    std::cerr << "kernbench: " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const kb::StreamError& e) {
     std::cerr << "kernbench: " << e.what() << "\n";
     return kExitBadInput;
   } catch (const std::exception& e) {

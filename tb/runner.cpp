@@ -1,8 +1,10 @@
 #include "tb/runner.h"
 
+#include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -12,6 +14,7 @@
 #include <systemc>
 
 #include "models/pe/pe.h"
+#include "tb/command_stream.h"
 
 namespace kb {
 
@@ -23,6 +26,8 @@ uint64_t RunResult::latency_ps() const {
 
 RunResult run_in_process(const RunSpec& spec) {
   RunResult r;
+  // Declared before pe so that it outlives it: PE_CPU calls it until the end.
+  std::unique_ptr<StreamRecorder> recorder;
   std::unique_ptr<Pe> pe;
   // SystemC's info messages (e.g. "stopped by user" when a failing kernel
   // calls sc_stop) would mix into the reports.
@@ -30,8 +35,13 @@ RunResult run_in_process(const RunSpec& spec) {
   try {
     pe = std::make_unique<Pe>("pe", spec.config);
     pe->op_log().configure(spec.keep_records, spec.oplog_path);
+    if (!spec.record_path.empty()) {
+      recorder = std::make_unique<StreamRecorder>(spec.record_path);
+      pe->pe_cpu.set_observer(recorder.get());
+    }
     for (const auto& [name, kernel] : spec.launches) pe->pe_cpu.launch(name, kernel);
     sc_core::sc_start();
+    if (recorder) recorder->close();  // also after a failed kernel: its stream so far
   } catch (const std::exception& e) {
     r.error = e.what();
     return r;
@@ -103,6 +113,18 @@ OpRecord record_from_json(const nlohmann::json& j) {
   return r;
 }
 
+nlohmann::json busy_json(const uint64_t (&busy)[kNumComponents]) {
+  nlohmann::json j;
+  for (int c = 0; c < kNumComponents; ++c) j[to_string(Component(c))] = busy[c];
+  return j;
+}
+
+nlohmann::json metrics_json(const std::vector<std::pair<std::string, double>>& m) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const auto& [name, value] : m) j.push_back({name, value});
+  return j;
+}
+
 }  // namespace
 
 nlohmann::json to_json(const RunResult& r) {
@@ -111,7 +133,7 @@ nlohmann::json to_json(const RunResult& r) {
   j["error"] = r.error;
   j["end_ps"] = r.end_ps;
   j["latency_ps"] = r.latency_ps();
-  for (int c = 0; c < kNumComponents; ++c) j["busy_ps"][to_string(Component(c))] = r.busy_ps[c];
+  j["busy_ps"] = busy_json(r.busy_ps);
   j["launches"] = nlohmann::json::array();
   for (const LaunchResult& l : r.launches) {
     nlohmann::json by_type;
@@ -128,7 +150,9 @@ nlohmann::json to_json(const RunResult& r) {
                              {"dispatch_ps", l.dispatch_ps},
                              {"stall_ps", l.stall_ps},
                              {"cpu_cycles_ps", l.cpu_cycles_ps},
-                             {"error", l.error}});
+                             {"busy_ps", busy_json(l.busy_ps)},
+                             {"error", l.error},
+                             {"metrics", metrics_json(l.metrics)}});
   }
   j["records"] = nlohmann::json::array();
   for (const OpRecord& rec : r.records) j["records"].push_back(record_json(rec));
@@ -154,28 +178,41 @@ RunResult run_result_from_json(const nlohmann::json& j) {
     l.dispatch_ps = jl.at("dispatch_ps");
     l.stall_ps = jl.at("stall_ps");
     l.cpu_cycles_ps = jl.at("cpu_cycles_ps");
+    for (int c = 0; c < kNumComponents; ++c) l.busy_ps[c] = jl.at("busy_ps").at(to_string(Component(c)));
     l.error = jl.at("error");
+    for (const auto& m : jl.at("metrics")) l.metrics.emplace_back(m.at(0), m.at(1));
     r.launches.push_back(std::move(l));
   }
   for (const auto& jr : j.at("records")) r.records.push_back(record_from_json(jr));
   return r;
 }
 
-RunResult run_isolated(const RunSpec& spec) {
+namespace {
+
+struct Child {
+  pid_t pid = -1;
+  int fd = -1;
+  std::string data;
+  std::string error;  // fork/pipe failure
+};
+
+// Forks a child that simulates `spec` and writes its result as JSON to a pipe.
+Child start_child(const RunSpec& spec) {
+  Child c;
   int fds[2];
   if (pipe(fds) != 0) {
-    RunResult r;
-    r.error = std::string("pipe: ") + std::strerror(errno);
-    return r;
+    c.error = std::string("pipe: ") + std::strerror(errno);
+    return c;
   }
   std::fflush(nullptr);
-  const pid_t pid = fork();
-  if (pid < 0) {
-    RunResult r;
-    r.error = std::string("fork: ") + std::strerror(errno);
-    return r;
+  c.pid = fork();
+  if (c.pid < 0) {
+    c.error = std::string("fork: ") + std::strerror(errno);
+    close(fds[0]);
+    close(fds[1]);
+    return c;
   }
-  if (pid == 0) {  // child: simulate, send the result, leave without cleanup
+  if (c.pid == 0) {  // child: simulate, send the result, leave without cleanup
     close(fds[0]);
     const std::string out = to_json(run_in_process(spec)).dump();
     size_t off = 0;
@@ -189,19 +226,33 @@ RunResult run_isolated(const RunSpec& spec) {
     _exit(0);
   }
   close(fds[1]);
-  std::string in;
+  c.fd = fds[0];
+  return c;
+}
+
+// Reads what is available; false at end of stream.
+bool read_some(Child& c) {
   char buf[1 << 16];
   for (;;) {
-    const ssize_t n = read(fds[0], buf, sizeof buf);
+    const ssize_t n = read(c.fd, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    in.append(buf, size_t(n));
+    if (n <= 0) return false;
+    c.data.append(buf, size_t(n));
+    return true;
   }
-  close(fds[0]);
+}
+
+RunResult finish_child(Child& c) {
+  if (!c.error.empty()) {
+    RunResult r;
+    r.error = c.error;
+    return r;
+  }
+  close(c.fd);
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  while (waitpid(c.pid, &status, 0) < 0 && errno == EINTR) {
   }
-  if (WIFSIGNALED(status) || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || in.empty()) {
+  if (WIFSIGNALED(status) || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || c.data.empty()) {
     RunResult r;
     r.error = WIFSIGNALED(status)
                   ? "run crashed: " + std::string(strsignal(WTERMSIG(status)))
@@ -209,7 +260,51 @@ RunResult run_isolated(const RunSpec& spec) {
                         std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + ")";
     return r;
   }
-  return run_result_from_json(nlohmann::json::parse(in));
+  return run_result_from_json(nlohmann::json::parse(c.data));
+}
+
+}  // namespace
+
+RunResult run_isolated(const RunSpec& spec) {
+  Child c = start_child(spec);
+  if (c.error.empty()) {
+    while (read_some(c)) {
+    }
+  }
+  return finish_child(c);
+}
+
+std::vector<RunResult> run_many_isolated(const std::vector<RunSpec>& specs, int jobs,
+                                         const std::function<void(size_t, size_t)>& on_done) {
+  std::vector<RunResult> results(specs.size());
+  std::vector<std::pair<size_t, Child>> running;
+  size_t next = 0, done = 0;
+  jobs = std::max(jobs, 1);
+  while (done < specs.size()) {
+    while (running.size() < size_t(jobs) && next < specs.size()) {
+      running.emplace_back(next, start_child(specs[next]));
+      ++next;
+    }
+    std::vector<pollfd> fds;
+    for (auto& [i, c] : running) fds.push_back({c.error.empty() ? c.fd : -1, POLLIN, 0});
+    bool failed_start = false;
+    for (auto& [i, c] : running) failed_start |= !c.error.empty();
+    if (!failed_start && poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR) break;
+    for (size_t k = 0; k < running.size();) {
+      auto& [i, c] = running[k];
+      const bool finished = !c.error.empty() || ((fds[k].revents & (POLLIN | POLLHUP | POLLERR)) && !read_some(c));
+      if (!finished) {
+        ++k;
+        continue;
+      }
+      results[i] = finish_child(c);
+      ++done;
+      if (on_done) on_done(done, specs.size());
+      running.erase(running.begin() + long(k));
+      fds.erase(fds.begin() + long(k));
+    }
+  }
+  return results;
 }
 
 }  // namespace kb

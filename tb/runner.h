@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,7 @@ struct RunSpec {
   std::vector<std::pair<std::string, Kernel>> launches;
   std::string oplog_path;     // non-empty: stream the op log here as CSV
   bool keep_records = false;  // return every op-log record in the result
+  std::string record_path;    // non-empty: write the PE_CPU command stream here
 };
 
 struct RunResult {
@@ -40,6 +42,10 @@ struct RunResult {
 RunResult run_in_process(const RunSpec& spec);
 // The same in a forked child (the usual entry point).
 RunResult run_isolated(const RunSpec& spec);
+// Several runs, up to `jobs` children at once; results in the order of
+// `specs`. `on_done(done, total)` is called after each completion.
+std::vector<RunResult> run_many_isolated(const std::vector<RunSpec>& specs, int jobs,
+                                         const std::function<void(size_t, size_t)>& on_done = {});
 
 nlohmann::json to_json(const RunResult& r);
 RunResult run_result_from_json(const nlohmann::json& j);

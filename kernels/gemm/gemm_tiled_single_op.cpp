@@ -7,12 +7,12 @@ namespace kb {
 void gemm_tiled_single_op(Tl& tl, const GemmShape& s) {
   const Tensor a = tl.hbm("A", s.m, s.k, s.dtype);
   const Tensor b = tl.hbm("B", s.k, s.n, s.dtype);
-  const Tensor c = tl.hbm("C", s.m, s.n, s.dtype);
+  const Tensor c = tl.hbm("C", s.m, s.n, Dtype::kFp32);
   Tensor a_buf[2], b_buf[2], c_buf[2];
   for (int i = 0; i < 2; ++i) {
     a_buf[i] = tl.tcm("a_buf" + std::to_string(i), s.tile_m, s.tile_k, s.dtype);
     b_buf[i] = tl.tcm("b_buf" + std::to_string(i), s.tile_k, s.tile_n, s.dtype);
-    c_buf[i] = tl.tcm("c_buf" + std::to_string(i), s.tile_m, s.tile_n, s.dtype);
+    c_buf[i] = tl.tcm("c_buf" + std::to_string(i), s.tile_m, s.tile_n, Dtype::kFp32);
   }
   int step = 0, block = 0;
   for (int64_t mi = 0; mi < s.m; mi += s.tile_m) {

@@ -12,10 +12,12 @@
 
 namespace kb {
 
+// C [m, n] = A [m, k] @ B [k, n]; A and B in `dtype`, C (and every
+// accumulator) in fp32, as the array accumulates in fp32.
 struct GemmShape {
   int64_t m = 256, n = 256, k = 256;
   Dtype dtype = Dtype::kBf16;
-  int64_t tile_m = 64, tile_n = 64, tile_k = 64;
+  int64_t tile_m = 64, tile_n = 64, tile_k = 64;  // kernel tiles (single-op kernels)
 };
 
 void gemm_tiled_single_op(Tl& tl, const GemmShape& s);

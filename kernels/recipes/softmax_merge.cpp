@@ -2,9 +2,8 @@
 
 namespace kb {
 
-std::vector<OpSpec> softmax_merge_ops(const Tensor& s, const Tensor& v,
-                                      const SoftmaxMergeState& st,
-                                      const SoftmaxMergeScratch& x) {
+std::vector<OpSpec> softmax_merge_math_ops(const Tensor& s, const SoftmaxMergeState& st,
+                                           const SoftmaxMergeScratch& x) {
   const OpScope pro = OpScope::kPrologue;
   return {
       math_op(MathOp::kRowMax, pro, x.m_tile, {s}),
@@ -17,8 +16,15 @@ std::vector<OpSpec> softmax_merge_ops(const Tensor& s, const Tensor& v,
       math_op(MathOp::kMul, pro, st.l, {st.l, x.corr}),
       math_op(MathOp::kAdd, pro, st.l, {st.l, x.row_sum}),       // l'
       math_op(MathOp::kMulBcast, pro, st.o, {st.o, x.corr}),
-      gemm_op(OpScope::kTile, st.o, x.p, v, {/*transpose_b=*/false, /*accumulate=*/true}),  // O'
   };
+}
+
+std::vector<OpSpec> softmax_merge_ops(const Tensor& s, const Tensor& v,
+                                      const SoftmaxMergeState& st,
+                                      const SoftmaxMergeScratch& x) {
+  std::vector<OpSpec> ops = softmax_merge_math_ops(s, st, x);
+  ops.push_back(gemm_op(OpScope::kTile, st.o, x.p, v, {/*transpose_b=*/false, /*accumulate=*/true}));  // O'
+  return ops;
 }
 
 void softmax_merge(Tl& tl, const Tensor& s, const Tensor& v, const SoftmaxMergeState& st,

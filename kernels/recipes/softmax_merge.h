@@ -31,7 +31,12 @@ struct SoftmaxMergeScratch {
   Tensor row_sum;  // [g, 1] rowsum(P)
 };
 
-// The recipe's OpSpecs for scores S [g, T] (TCM) and values V [T, d].
+// The recipe's ten math OpSpecs (all prologue): m', corr, P, l' and O * corr.
+std::vector<OpSpec> softmax_merge_math_ops(const Tensor& s, const SoftmaxMergeState& st,
+                                           const SoftmaxMergeScratch& scratch);
+
+// The whole recipe for scores S [g, T] (TCM) and values V [T, d]: the math
+// ops plus the tile-scope GEMM O += P @ V.
 std::vector<OpSpec> softmax_merge_ops(const Tensor& s, const Tensor& v,
                                       const SoftmaxMergeState& st,
                                       const SoftmaxMergeScratch& scratch);

@@ -169,6 +169,11 @@ void PeCpu::update_signals() {
   descriptors_signal.write(descriptors_written_);
 }
 
+void PeCpu::finish_launch() {
+  current_->end_ps = sc_core::sc_time_stamp().value();
+  for (int c = 0; c < kNumComponents; ++c) current_->busy_ps[c] = log_.launch_busy_ps(Component(c));
+}
+
 void PeCpu::run() {
   for (auto& [name, kernel] : launches_) {
     results_.emplace_back();
@@ -176,6 +181,10 @@ void PeCpu::run() {
     current_->kernel = name;
     current_->start_ps = sc_core::sc_time_stamp().value();
     if (observer_) observer_->on_launch(name);
+    log_.begin_launch();
+    // TCM is the kernel's scratchpad: a launch's TCM tensors are released
+    // when it ends (HBM tensors persist).
+    const uint64_t tcm_mark = table_.tcm_used();
     try {
       Tl tl(*this, table_, cfg_, name);
       kernel(tl);
@@ -183,11 +192,12 @@ void PeCpu::run() {
     } catch (const std::exception& e) {
       // A kernel's exception ends the simulation cleanly (DESIGN.md "Runs").
       current_->error = e.what();
-      current_->end_ps = sc_core::sc_time_stamp().value();
+      finish_launch();
       sc_core::sc_stop();
       return;
     }
-    current_->end_ps = sc_core::sc_time_stamp().value();
+    finish_launch();
+    table_.release_tcm(tcm_mark);
   }
   current_ = nullptr;
   // Every launch drained: no event is left, so sc_start() returns by itself.

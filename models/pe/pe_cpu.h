@@ -43,6 +43,7 @@ struct LaunchResult {
   uint64_t dispatch_ps = 0;    // PE_CPU busy dispatching
   uint64_t stall_ps = 0;       // PE_CPU held back by a full queue
   uint64_t cpu_cycles_ps = 0;  // tl.cycles(n)
+  uint64_t busy_ps[kNumComponents] = {};  // per component, within this launch
   std::string error;           // non-empty: the kernel failed here
   // Figures a kernel reports about itself (tl.metric), e.g. per-tile dispatch.
   std::vector<std::pair<std::string, double>> metrics;
@@ -102,6 +103,7 @@ class PeCpu : public sc_core::sc_module {
 
  private:
   void run();
+  void finish_launch();
   void set_state(CpuState s) {
     state_ = s;
     changed_.notify();

@@ -69,6 +69,9 @@ class TensorTable {
   bool contains(Handle h) const { return h >= 1 && h <= descs_.size(); }
   const std::vector<TensorDesc>& all() const { return descs_; }
   uint64_t tcm_used() const { return tcm_next_ - kTcmBase; }
+  // Frees every TCM allocation made after tcm_used() returned `mark`; their
+  // descriptors stay (handles remain unique) but must not be used again.
+  void release_tcm(uint64_t mark) { tcm_next_ = kTcmBase + mark; }
 
  private:
   Handle add(TensorDesc d);

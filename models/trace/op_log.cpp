@@ -75,10 +75,17 @@ OpLog::~OpLog() { close(); }
 
 void OpLog::add(const OpRecord& r) {
   // PE_CPU is busy while dispatching or spending tl.cycles, not while stalled.
-  if (r.kind != RecordKind::kStall) busy_ps_[int(r.component)] += r.end_ps - r.start_ps;
+  if (r.kind != RecordKind::kStall) {
+    busy_ps_[int(r.component)] += r.end_ps - r.start_ps;
+    launch_busy_ps_[int(r.component)] += r.end_ps - r.start_ps;
+  }
   ++count_;
   if (keep_) records_.push_back(r);
   if (csv_) std::fprintf(csv_, "%s\n", op_log_csv_row(r).c_str());
+}
+
+void OpLog::begin_launch() {
+  for (uint64_t& b : launch_busy_ps_) b = 0;
 }
 
 void OpLog::close() {

@@ -58,6 +58,10 @@ class OpLog {
   // Sum of record durations per component, kept whether or not records are.
   uint64_t busy_ps(Component c) const { return busy_ps_[int(c)]; }
   uint64_t count() const { return count_; }
+  // Busy time since the last begin_launch(): kernel launches run back to
+  // back and drain, so every record falls inside its launch.
+  void begin_launch();
+  uint64_t launch_busy_ps(Component c) const { return launch_busy_ps_[int(c)]; }
   void close();
 
  private:
@@ -65,6 +69,7 @@ class OpLog {
   std::FILE* csv_ = nullptr;
   std::vector<OpRecord> records_;
   uint64_t busy_ps_[kNumComponents] = {};
+  uint64_t launch_busy_ps_[kNumComponents] = {};
   uint64_t count_ = 0;
 };
 

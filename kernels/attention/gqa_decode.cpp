@@ -1,0 +1,155 @@
+#include "kernels/attention/gqa_decode.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <string>
+
+#include "kernels/recipes/softmax_merge.h"
+
+namespace kb {
+
+namespace {
+
+// Everything both variants share: HBM tensors, per-group TCM state and
+// scratch, the per-head prologue/epilogue and the per-tile dispatch figures.
+class GqaDecode {
+ public:
+  GqaDecode(Tl& tl, const GqaShape& s) : tl_(tl), s_(s), g_(s.q_heads / s.kv_heads) {
+    if (s.q_heads % s.kv_heads != 0) {
+      throw KernelError("gqa decode: q_heads " + std::to_string(s.q_heads) +
+                        " is not a multiple of kv_heads " + std::to_string(s.kv_heads));
+    }
+    const int64_t d = s.head_dim, T = s.kv_tile;
+    q_ = tl.hbm("Q", s.q_heads, d, s.dtype);
+    k_ = tl.hbm("K", s.kv_heads * s.context, d, s.dtype);
+    v_ = tl.hbm("V", s.kv_heads * s.context, d, s.dtype);
+    out_ = tl.hbm("O_out", s.q_heads, d, Dtype::kFp32);
+    q_g_ = tl.tcm("q_g", g_, d, s.dtype);
+    scores_ = tl.tcm("S", g_, T, Dtype::kFp32);
+    m_[0] = tl.tcm("m0", g_, 1, Dtype::kFp32);
+    m_[1] = tl.tcm("m1", g_, 1, Dtype::kFp32);
+    l_ = tl.tcm("l", g_, 1, Dtype::kFp32);
+    o_ = tl.tcm("O", g_, d, Dtype::kFp32);
+    scratch_ = {tl.tcm("m_tile", g_, 1, Dtype::kFp32), tl.tcm("corr", g_, 1, Dtype::kFp32),
+                tl.tcm("P", g_, T, Dtype::kFp32), tl.tcm("row_sum", g_, 1, Dtype::kFp32)};
+  }
+
+  const GqaShape& shape() const { return s_; }
+  double scale() const { return 1.0 / std::sqrt(double(s_.head_dim)); }
+  Tensor tcm(const std::string& name, int64_t rows, int64_t cols, Dtype d) {
+    return tl_.tcm(name, rows, cols, d);
+  }
+
+  // One KV tile: its K and V rows in HBM and the views of S and P it fills.
+  struct Tile {
+    int64_t index, rows;
+    Tensor k, v, s;
+    SoftmaxMergeState state;
+    SoftmaxMergeScratch scratch;
+  };
+
+  // Runs every head group; `tile_body` emits one tile's commands.
+  void run(const std::function<void(const Tile&)>& tile_body) {
+    DispatchTotals in_tiles;
+    int64_t tiles = 0;
+    for (int64_t h = 0; h < s_.kv_heads; ++h) {
+      tl_.load(q_g_, tl_.rows(q_, h * g_, g_));
+      tl_.fill(m_[0], -std::numeric_limits<double>::infinity());
+      tl_.fill(l_, 0.0);
+      tl_.fill(o_, 0.0);
+      const DispatchTotals before = tl_.dispatch_totals();
+      int64_t t = 0;
+      for (int64_t pos = 0; pos < s_.context; pos += s_.kv_tile, ++t) {
+        Tile tile;
+        tile.index = t;
+        tile.rows = std::min(s_.kv_tile, s_.context - pos);  // tail tile
+        const int64_t row0 = h * s_.context + pos;
+        tile.k = tl_.rows(k_, row0, tile.rows);
+        tile.v = tl_.rows(v_, row0, tile.rows);
+        tile.s = tl_.view(scores_, 0, g_, 0, tile.rows);
+        // m ping-pongs: corr = exp(m - m') still needs the old max.
+        tile.state = {m_[t % 2], m_[(t + 1) % 2], l_, o_};
+        tile.scratch = scratch_;
+        tile.scratch.p = tl_.view(scratch_.p, 0, g_, 0, tile.rows);
+        tile_body(tile);
+      }
+      const DispatchTotals after = tl_.dispatch_totals();
+      in_tiles.commands += after.commands - before.commands;
+      in_tiles.logical_bytes += after.logical_bytes - before.logical_bytes;
+      in_tiles.cycles_exact += after.cycles_exact - before.cycles_exact;
+      in_tiles.cycles_charged += after.cycles_charged - before.cycles_charged;
+      in_tiles.dispatch_ps += after.dispatch_ps - before.dispatch_ps;
+      tiles += t;
+      // O / l, then write the group's rows out. m ended in m_[t % 2].
+      tl_.div_bcast(o_, o_, l_);
+      tl_.store(tl_.rows(out_, h * g_, g_), o_);
+    }
+    const double n = double(std::max<int64_t>(tiles, 1));
+    tl_.metric("tiles", double(tiles));
+    tl_.metric("tile_commands", double(in_tiles.commands) / n);
+    tl_.metric("tile_logical_bytes", double(in_tiles.logical_bytes) / n);
+    tl_.metric("tile_dispatch_cycles_exact", in_tiles.cycles_exact / n);
+    tl_.metric("tile_dispatch_cycles_charged", double(in_tiles.cycles_charged) / n);
+    tl_.metric("tile_dispatch_ns", double(in_tiles.dispatch_ps) / 1000.0 / n);
+  }
+
+  const Tensor& q_g() const { return q_g_; }
+
+ private:
+  Tl& tl_;
+  GqaShape s_;
+  int64_t g_;
+  Tensor q_, k_, v_, out_, q_g_, scores_, m_[2], l_, o_;
+  SoftmaxMergeScratch scratch_;
+};
+
+// An OpSpec of the recipe issued on its own as a MathCmd (opt3).
+void emit_as_math_cmd(Tl& tl, const OpSpec& op) {
+  MathCmd c;
+  math_op_from_string(op.kind, &c.op);
+  for (const NamedOperand& o : op.operands) c.operands.push_back(o.handle);
+  c.out = op.out;
+  c.extra = op.extra;
+  tl.emit(c);
+}
+
+}  // namespace
+
+void gqa_decode_opt3(Tl& tl, const GqaShape& shape) {
+  GqaDecode d(tl, shape);
+  const int64_t g = shape.q_heads / shape.kv_heads;
+  // Double-buffered K and V tiles, and the P @ V partial.
+  const Tensor k_buf[2] = {d.tcm("k_tile0", shape.kv_tile, shape.head_dim, shape.dtype),
+                           d.tcm("k_tile1", shape.kv_tile, shape.head_dim, shape.dtype)};
+  const Tensor v_buf[2] = {d.tcm("v_tile0", shape.kv_tile, shape.head_dim, shape.dtype),
+                           d.tcm("v_tile1", shape.kv_tile, shape.head_dim, shape.dtype)};
+  const Tensor pv = d.tcm("PV", g, shape.head_dim, Dtype::kFp32);
+  d.run([&](const GqaDecode::Tile& t) {
+    const Tensor kt = tl.rows(k_buf[t.index % 2], 0, t.rows);
+    const Tensor vt = tl.rows(v_buf[t.index % 2], 0, t.rows);
+    tl.load(kt, t.k);
+    tl.dot(t.s, d.q_g(), kt, {/*transpose_b=*/true, /*accumulate=*/false});
+    tl.scale(t.s, t.s, d.scale());
+    for (const OpSpec& op : softmax_merge_math_ops(t.s, t.state, t.scratch)) emit_as_math_cmd(tl, op);
+    tl.load(vt, t.v);
+    tl.dot(pv, t.scratch.p, vt);
+    tl.add(t.state.o, t.state.o, pv);
+  });
+}
+
+void gqa_decode_opt2(Tl& tl, const GqaShape& shape) {
+  GqaDecode d(tl, shape);
+  d.run([&](const GqaDecode::Tile& t) {
+    // #1: S = (Q K^T) * scale; the scheduler streams K from HBM.
+    tl.composite("qk",
+                 {gemm_op(OpScope::kTile, t.s, d.q_g(), t.k, {/*transpose_b=*/true}),
+                  math_op(MathOp::kScale, OpScope::kTile, t.s, {t.s}, {{"factor", d.scale()}})},
+                 {t.s});
+    // #2: the online-softmax update with V streamed inside its GEMM tile loop.
+    softmax_merge(tl, t.s, t.v, t.state, t.scratch);
+  });
+}
+
+}  // namespace kb

@@ -1,0 +1,612 @@
+#include "tb/command_stream.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <functional>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <unordered_map>
+
+#include "models/pe/tl.h"
+
+namespace kb {
+
+namespace {
+
+constexpr const char* kHeader = "# kernbench command stream v1";
+
+template <class... Ts>
+struct overloaded : Ts... {
+  using Ts::operator()...;
+};
+template <class... Ts>
+overloaded(Ts...) -> overloaded<Ts...>;
+
+// --- names: %XX escapes so that a name is always exactly one field
+
+bool needs_escape(unsigned char c, bool extra_name) {
+  return c <= 0x20 || c == 0x7f || c == '%' || c == '=' || c == '"' || (extra_name && c == ':');
+}
+
+std::string encode(const std::string& s, bool extra_name = false) {
+  if (s.empty()) return "\"\"";
+  std::string out;
+  for (unsigned char c : s) {
+    if (needs_escape(c, extra_name)) {
+      char buf[4];
+      std::snprintf(buf, sizeof buf, "%%%02X", c);
+      out += buf;
+    } else {
+      out += char(c);
+    }
+  }
+  return out;
+}
+
+// `out` and `extra` are field keys of an `op` line, so an operand with that
+// name has its first byte escaped (the loader compares keys before decoding).
+std::string encode_operand(const std::string& s) {
+  std::string e = encode(s);
+  if (s == "out" || s == "extra") {
+    char buf[4];
+    std::snprintf(buf, sizeof buf, "%%%02X", (unsigned char)s[0]);
+    e = buf + s.substr(1);
+  }
+  return e;
+}
+
+bool decode(const std::string& s, std::string* out) {
+  out->clear();
+  if (s == "\"\"") return true;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '%') {
+      out->push_back(s[i]);
+      continue;
+    }
+    unsigned v = 0;
+    if (i + 2 >= s.size()) return false;
+    const auto r = std::from_chars(s.data() + i + 1, s.data() + i + 3, v, 16);
+    if (r.ec != std::errc() || r.ptr != s.data() + i + 3) return false;
+    out->push_back(char(v));
+    i += 2;
+  }
+  return true;
+}
+
+std::string float_text(double v) {
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);  // shortest exact form
+  return std::string(buf, r.ptr);
+}
+
+std::string extra_text(const Extra& e) {
+  std::string s = "extra=" + encode(e.name, true) + ":";
+  std::visit(overloaded{[&](bool b) { s += b ? "bool:1" : "bool:0"; },
+                        [&](int64_t i) { s += "int:" + std::to_string(i); },
+                        [&](double d) { s += "float:" + float_text(d); },
+                        [&](const std::vector<int64_t>& v) {
+                          s += "ints:";
+                          for (size_t i = 0; i < v.size(); ++i)
+                            s += (i ? "," : "") + std::to_string(v[i]);
+                        },
+                        [&](const std::string& str) { s += "str:" + encode(str); }},
+             e.value);
+  return s;
+}
+
+std::string extras_text(const Extras& extras) {
+  std::string s;
+  for (const Extra& e : extras) s += " " + extra_text(e);
+  return s;
+}
+
+}  // namespace
+
+// --- recorder
+
+StreamRecorder::StreamRecorder(const std::string& path) : path_(path), out_(path) {
+  if (!out_) throw std::runtime_error("cannot open command stream file '" + path + "' for writing");
+  out_ << kHeader << "\n";
+}
+
+void StreamRecorder::on_launch(const std::string& kernel) {
+  out_ << "\nkernel " << encode(kernel) << "\n";
+}
+
+// Views are written as plain tensors: their address and row stride say
+// everything the model uses, and a replayed declare_at gives the same bytes.
+void StreamRecorder::on_tensor(const TensorDesc& d, bool, Handle) {
+  char addr[32];
+  std::snprintf(addr, sizeof addr, "@0x%llx", (unsigned long long)d.address);
+  out_ << "tensor " << d.handle << " " << encode(d.name) << " " << to_string(d.space) << " "
+       << to_string(d.dtype) << " " << d.rows << "x" << d.cols << " " << addr
+       << " stride=" << d.row_stride << "\n";
+}
+
+void StreamRecorder::on_command(const Command& cmd) {
+  std::visit(
+      overloaded{
+          [&](const DmaReadCmd& c) { out_ << "dma_read dst=" << c.dst << " src=" << c.src << "\n"; },
+          [&](const DmaWriteCmd& c) {
+            out_ << "dma_write dst=" << c.dst << " src=" << c.src << "\n";
+          },
+          [&](const CopyCmd& c) { out_ << "copy dst=" << c.dst << " src=" << c.src << "\n"; },
+          [&](const GemmCmd& c) {
+            out_ << "gemm out=" << c.out << " a=" << c.a << " b=" << c.b << " m=" << c.m
+                 << " n=" << c.n << " k=" << c.k << (c.transpose_b ? " transpose_b" : "")
+                 << (c.accumulate ? " accumulate" : "") << "\n";
+          },
+          [&](const MathCmd& c) {
+            out_ << "math " << to_string(c.op) << " out=" << c.out;
+            // PE_CPU only records commands it accepted, so arity <= 2.
+            for (size_t i = 0; i < c.operands.size(); ++i)
+              out_ << (i == 0 ? " src_a=" : " src_b=") << c.operands[i];
+            out_ << extras_text(c.extra) << "\n";
+          },
+          [&](const CompositeCmd& c) {
+            out_ << "composite " << encode(c.name);
+            if (!c.rw_handles.empty()) {
+              out_ << " rw=";
+              for (size_t i = 0; i < c.rw_handles.size(); ++i)
+                out_ << (i ? "," : "") << c.rw_handles[i];
+            }
+            out_ << "\n";
+            for (const OpSpec& op : c.ops) {
+              out_ << "  op " << encode(op.kind) << " " << to_string(op.scope);
+              if (op.has_out) out_ << " out=" << op.out;
+              for (const NamedOperand& o : op.operands)
+                out_ << " " << encode_operand(o.name) << "=" << o.handle;
+              out_ << extras_text(op.extra) << "\n";
+            }
+            out_ << "end\n";
+          },
+          [&](const CpuOverheadCmd& c) { out_ << "cycles " << c.cycles << "\n"; }},
+      cmd);
+}
+
+void StreamRecorder::on_wait() { out_ << "wait\n"; }
+
+void StreamRecorder::close() {
+  if (!out_.is_open()) return;
+  out_.close();
+  if (!out_) throw std::runtime_error("cannot write command stream file '" + path_ + "'");
+}
+
+// --- loader
+
+namespace {
+
+struct TensorLine {
+  Handle id = 0;
+  std::string name;
+  MemSpace space = MemSpace::kHbm;
+  Dtype dtype = Dtype::kFp32;
+  int64_t rows = 0, cols = 0, row_stride = 0;
+  uint64_t address = 0;
+};
+
+// One replay step; commands hold stream IDs until the kernel runs.
+struct Step {
+  enum Kind { kTensor, kCommand, kWait } kind = kCommand;
+  int line = 0;
+  std::string text;
+  TensorLine tensor;
+  Command cmd;
+};
+
+struct Section {
+  std::string name;
+  std::vector<Step> steps;
+};
+
+// The file's ID -> live handle map, shared by its kernels (IDs are
+// file-wide, like handles in the run's descriptor table).
+using IdMap = std::unordered_map<Handle, Handle>;
+
+struct Field {
+  std::string key, value, token;  // key empty: a bare flag in `value`
+};
+
+class Parser {
+ public:
+  explicit Parser(std::string source) : source_(std::move(source)) {}
+
+  std::vector<Section> parse(const std::string& text) {
+    std::istringstream in(text);
+    std::string line;
+    bool header = false;
+    while (std::getline(in, line)) {
+      ++line_no_;
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      text_ = trim(line);
+      if (line_no_ == 1) {
+        if (text_ != kHeader) {
+          fail(text_.rfind("# kernbench command stream", 0) == 0
+                   ? "unsupported command stream version, expected '" + std::string(kHeader) + "'"
+                   : "missing header '" + std::string(kHeader) + "'");
+        }
+        header = true;
+        continue;
+      }
+      if (text_.empty() || text_[0] == '#') continue;
+      parse_line(split(text_));
+    }
+    if (!header) {
+      line_no_ = 1;
+      text_.clear();
+      fail("missing header '" + std::string(kHeader) + "'");
+    }
+    if (composite_) unclosed("end of file");
+    return std::move(sections_);
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& what) const { fail_at(line_no_, text_, what); }
+  [[noreturn]] void fail_at(int line, const std::string& text, const std::string& what) const {
+    throw StreamError(source_ + ":" + std::to_string(line) + ": " + what + " (" + text + ")");
+  }
+  [[noreturn]] void unclosed(const std::string& before) const {
+    fail_at(composite_->line, composite_->text, "composite has no 'end' before " + before);
+  }
+
+  static std::string trim(const std::string& s) {
+    const size_t b = s.find_first_not_of(" \t");
+    if (b == std::string::npos) return "";
+    return s.substr(b, s.find_last_not_of(" \t") - b + 1);
+  }
+
+  static std::vector<std::string> split(const std::string& s) {
+    std::vector<std::string> out;
+    size_t i = 0;
+    while (i < s.size()) {
+      const size_t b = s.find_first_not_of(" \t", i);
+      if (b == std::string::npos) break;
+      const size_t e = std::min(s.find_first_of(" \t", b), s.size());
+      out.push_back(s.substr(b, e - b));
+      i = e;
+    }
+    return out;
+  }
+
+  std::string name(const std::string& token) const {
+    std::string s;
+    if (!decode(token, &s)) fail("bad %XX escape in name '" + token + "'");
+    return s;
+  }
+
+  template <class T>
+  T number(const std::string& s, const std::string& what, int base = 10) const {
+    T v{};
+    const auto r = std::from_chars(s.data(), s.data() + s.size(), v, base);
+    if (s.empty() || r.ec != std::errc() || r.ptr != s.data() + s.size())
+      fail("bad number '" + s + "' for " + what);
+    return v;
+  }
+
+  double real(const std::string& s, const std::string& what) const {
+    double v = 0;
+    const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (s.empty() || r.ec != std::errc() || r.ptr != s.data() + s.size())
+      fail("bad number '" + s + "' for " + what);
+    return v;
+  }
+
+  Handle ref(const std::string& s, const std::string& what) const {
+    const Handle h = number<Handle>(s, what);
+    if (!declared_.count(h)) fail("unknown tensor ID " + s + " in '" + what + "'");
+    return h;
+  }
+
+  std::vector<Field> fields(const std::vector<std::string>& toks, size_t from) const {
+    std::vector<Field> out;
+    for (size_t i = from; i < toks.size(); ++i) {
+      const size_t eq = toks[i].find('=');
+      if (eq == std::string::npos) out.push_back({"", toks[i], toks[i]});
+      else out.push_back({toks[i].substr(0, eq), toks[i].substr(eq + 1), toks[i]});
+    }
+    return out;
+  }
+
+  // Fields of a fixed-layout line: each key at most once, nothing unknown.
+  std::unordered_map<std::string, std::string> keyed(
+      const std::vector<Field>& fs, const std::set<std::string>& keys,
+      const std::set<std::string>& flags = {}) const {
+    std::unordered_map<std::string, std::string> out;
+    for (const Field& f : fs) {
+      const std::string k = f.key.empty() ? f.value : f.key;
+      if (f.key.empty() ? !flags.count(k) : !keys.count(k)) fail("unknown field '" + f.token + "'");
+      if (!out.emplace(k, f.value).second) fail("duplicate field '" + f.token + "'");
+    }
+    return out;
+  }
+
+  std::string required(const std::unordered_map<std::string, std::string>& m,
+                       const std::string& key) const {
+    const auto it = m.find(key);
+    if (it == m.end()) fail("missing field '" + key + "='");
+    return it->second;
+  }
+
+  Handle ref_field(const std::unordered_map<std::string, std::string>& m,
+                   const std::string& key) const {
+    const std::string v = required(m, key);
+    return ref(v, key + "=" + v);
+  }
+
+  Extra extra(const Field& f) const {
+    const size_t c1 = f.value.find(':');
+    const size_t c2 = c1 == std::string::npos ? c1 : f.value.find(':', c1 + 1);
+    if (c2 == std::string::npos) fail("extra '" + f.token + "' must be extra=NAME:TYPE:VALUE");
+    const std::string type = f.value.substr(c1 + 1, c2 - c1 - 1);
+    const std::string v = f.value.substr(c2 + 1);
+    Extra e;
+    e.name = name(f.value.substr(0, c1));
+    if (type == "bool") {
+      if (v != "0" && v != "1") fail("bad bool '" + v + "' in '" + f.token + "' (0 or 1)");
+      e.value = v == "1";
+    } else if (type == "int") {
+      e.value = number<int64_t>(v, f.token);
+    } else if (type == "float") {
+      e.value = real(v, f.token);
+    } else if (type == "ints") {
+      std::vector<int64_t> list;
+      for (size_t b = 0; !v.empty() && b <= v.size();) {
+        const size_t comma = std::min(v.find(',', b), v.size());
+        list.push_back(number<int64_t>(v.substr(b, comma - b), f.token));
+        b = comma + 1;
+      }
+      e.value = list;
+    } else if (type == "str") {
+      e.value = name(v);
+    } else {
+      fail("unknown extra type '" + type + "' in '" + f.token + "' (bool, int, float, ints, str)");
+    }
+    return e;
+  }
+
+  void expect_args(const std::vector<std::string>& t, size_t n, const char* usage) const {
+    if (t.size() < n) fail(std::string("missing field, expected '") + usage + "'");
+  }
+
+  void add(Step::Kind kind, Command cmd = CpuOverheadCmd{}) {
+    Step s;
+    s.kind = kind;
+    s.line = line_no_;
+    s.text = text_;
+    s.cmd = std::move(cmd);
+    sections_.back().steps.push_back(std::move(s));
+  }
+
+  void parse_line(const std::vector<std::string>& t) {
+    const std::string& kw = t[0];
+    if (composite_ && kw != "op" && kw != "end") {
+      if (kw == "kernel") unclosed("'kernel' on line " + std::to_string(line_no_));
+      fail("expected 'op' or 'end' inside composite '" +
+           std::get<CompositeCmd>(composite_->cmd).name + "'");
+    }
+    if (kw == "kernel") {
+      if (t.size() != 2) fail("expected 'kernel NAME'");
+      sections_.push_back({name(t[1]), {}});
+      return;
+    }
+    if (sections_.empty()) fail("'" + kw + "' before the first 'kernel' line");
+    if (kw == "tensor") return tensor(t);
+    if (kw == "dma_read" || kw == "dma_write" || kw == "copy") {
+      const auto f = keyed(fields(t, 1), {"dst", "src"});
+      const Handle dst = ref_field(f, "dst");
+      const Handle src = ref_field(f, "src");
+      if (kw == "dma_read") add(Step::kCommand, DmaReadCmd{dst, src});
+      else if (kw == "dma_write") add(Step::kCommand, DmaWriteCmd{dst, src});
+      else add(Step::kCommand, CopyCmd{dst, src});
+      return;
+    }
+    if (kw == "gemm") {
+      const auto f = keyed(fields(t, 1), {"out", "a", "b", "m", "n", "k"},
+                           {"transpose_b", "accumulate"});
+      GemmCmd c;
+      c.out = ref_field(f, "out");
+      c.a = ref_field(f, "a");
+      c.b = ref_field(f, "b");
+      c.m = number<int64_t>(required(f, "m"), "m");
+      c.n = number<int64_t>(required(f, "n"), "n");
+      c.k = number<int64_t>(required(f, "k"), "k");
+      c.transpose_b = f.count("transpose_b") > 0;
+      c.accumulate = f.count("accumulate") > 0;
+      add(Step::kCommand, c);
+      return;
+    }
+    if (kw == "math") {
+      expect_args(t, 2, "math OP out=ID ...");
+      MathCmd c;
+      if (!math_op_from_string(t[1], &c.op)) fail("unknown math op '" + t[1] + "'");
+      std::vector<Field> plain;
+      for (const Field& f : fields(t, 2)) {
+        if (f.key == "extra") c.extra.push_back(extra(f));
+        else plain.push_back(f);
+      }
+      const auto f = keyed(plain, {"out", "src_a", "src_b"});
+      c.out = ref_field(f, "out");
+      if (f.count("src_b") && !f.count("src_a")) fail("'src_b=' needs 'src_a='");
+      for (const char* k : {"src_a", "src_b"})
+        if (f.count(k)) c.operands.push_back(ref_field(f, k));
+      add(Step::kCommand, c);
+      return;
+    }
+    if (kw == "composite") {
+      expect_args(t, 2, "composite NAME [rw=ID,...]");
+      CompositeCmd c;
+      c.name = name(t[1]);
+      const auto f = keyed(fields(t, 2), {"rw"});
+      if (f.count("rw")) {
+        const std::string& v = f.at("rw");
+        for (size_t b = 0; !v.empty() && b <= v.size();) {
+          const size_t comma = std::min(v.find(',', b), v.size());
+          c.rw_handles.push_back(ref(v.substr(b, comma - b), "rw=" + v));
+          b = comma + 1;
+        }
+      }
+      // Kept aside until `end`, then added as one step at its own line.
+      composite_ = std::make_unique<Step>();
+      composite_->line = line_no_;
+      composite_->text = text_;
+      composite_->cmd = std::move(c);
+      return;
+    }
+    if (kw == "op") {
+      if (!composite_) fail("'op' outside a composite");
+      expect_args(t, 3, "op KIND SCOPE ...");
+      OpSpec op;
+      MathOp m;
+      if (t[1] != "gemm" && !math_op_from_string(t[1], &m)) fail("unknown op kind '" + t[1] + "'");
+      op.kind = t[1];
+      if (!op_scope_from_string(t[2], &op.scope)) fail("unknown scope '" + t[2] + "' (prologue, tile, epilogue)");
+      for (const Field& f : fields(t, 3)) {
+        if (f.key.empty()) fail("unknown field '" + f.token + "'");
+        if (f.key == "extra") {
+          op.extra.push_back(extra(f));
+        } else if (f.key == "out") {
+          if (op.has_out) fail("duplicate field '" + f.token + "'");
+          op.has_out = true;
+          op.out = ref(f.value, f.token);
+        } else {
+          op.operands.push_back({name(f.key), ref(f.value, f.token)});
+        }
+      }
+      std::get<CompositeCmd>(composite_->cmd).ops.push_back(std::move(op));
+      return;
+    }
+    if (kw == "end") {
+      if (!composite_) fail("'end' without 'composite'");
+      if (t.size() != 1) fail("expected 'end'");
+      sections_.back().steps.push_back(std::move(*composite_));
+      composite_.reset();
+      return;
+    }
+    if (kw == "cycles") {
+      if (t.size() != 2) fail("expected 'cycles N'");
+      add(Step::kCommand, CpuOverheadCmd{number<uint64_t>(t[1], "cycles")});
+      return;
+    }
+    if (kw == "wait") {
+      if (t.size() != 1) fail("expected 'wait'");
+      add(Step::kWait);
+      return;
+    }
+    fail("unknown keyword '" + kw + "'");
+  }
+
+  void tensor(const std::vector<std::string>& t) {
+    const char* usage = "tensor ID NAME SPACE DTYPE ROWSxCOLS @ADDRESS [stride=ROW_STRIDE]";
+    if (t.size() < 7 || t.size() > 8) fail(std::string("expected '") + usage + "'");
+    TensorLine d;
+    d.id = number<Handle>(t[1], "tensor ID");
+    if (declared_.count(d.id)) fail("tensor ID " + t[1] + " is already declared");
+    d.name = name(t[2]);
+    if (t[3] == "hbm") d.space = MemSpace::kHbm;
+    else if (t[3] == "tcm") d.space = MemSpace::kTcm;
+    else fail("unknown space '" + t[3] + "' (hbm, tcm)");
+    if (!dtype_from_string(t[4], &d.dtype)) fail("unknown dtype '" + t[4] + "' (fp32, bf16, fp16, int8)");
+    const size_t x = t[5].find('x');
+    if (x == std::string::npos) fail("bad shape '" + t[5] + "', expected ROWSxCOLS");
+    d.rows = number<int64_t>(t[5].substr(0, x), "rows in '" + t[5] + "'");
+    d.cols = number<int64_t>(t[5].substr(x + 1), "cols in '" + t[5] + "'");
+    if (t[6].rfind("@0x", 0) != 0) fail("bad address '" + t[6] + "', expected @0x<hex>");
+    d.address = number<uint64_t>(t[6].substr(3), "address", 16);
+    d.row_stride = d.cols;
+    if (t.size() == 8) {
+      const auto f = keyed(fields(t, 7), {"stride"});
+      d.row_stride = number<int64_t>(f.at("stride"), "stride");
+    }
+    declared_.insert(d.id);
+    add(Step::kTensor);
+    sections_.back().steps.back().tensor = std::move(d);
+  }
+
+  std::string source_;
+  int line_no_ = 0;
+  std::string text_;  // the current line, trimmed
+  std::vector<Section> sections_;
+  std::set<Handle> declared_;
+  std::unique_ptr<Step> composite_;  // the open composite, until `end`
+};
+
+// Replaces every stream ID in a command by its live handle.
+Command with_handles(Command cmd, const std::function<Handle(Handle)>& h) {
+  std::visit(overloaded{[&](DmaReadCmd& c) { c.dst = h(c.dst), c.src = h(c.src); },
+                        [&](DmaWriteCmd& c) { c.dst = h(c.dst), c.src = h(c.src); },
+                        [&](CopyCmd& c) { c.dst = h(c.dst), c.src = h(c.src); },
+                        [&](GemmCmd& c) { c.a = h(c.a), c.b = h(c.b), c.out = h(c.out); },
+                        [&](MathCmd& c) {
+                          for (Handle& o : c.operands) o = h(o);
+                          c.out = h(c.out);
+                        },
+                        [&](CompositeCmd& c) {
+                          for (OpSpec& op : c.ops) {
+                            for (NamedOperand& o : op.operands) o.handle = h(o.handle);
+                            if (op.has_out) op.out = h(op.out);
+                          }
+                          for (Handle& r : c.rw_handles) r = h(r);
+                        },
+                        [&](CpuOverheadCmd&) {}},
+             cmd);
+  return cmd;
+}
+
+void replay(Tl& tl, const Section& sec, IdMap& ids, const std::string& source) {
+  for (const Step& s : sec.steps) {
+    switch (s.kind) {
+      case Step::kTensor: {
+        const TensorLine& d = s.tensor;
+        ids[d.id] = tl.cpu().declare_at(d.name, d.space, d.rows, d.cols, d.dtype, d.address,
+                                        d.row_stride);
+        break;
+      }
+      case Step::kWait:
+        tl.wait();
+        break;
+      case Step::kCommand:
+        if (const auto* c = std::get_if<CpuOverheadCmd>(&s.cmd)) {
+          tl.cycles(c->cycles);
+          break;
+        }
+        // The parser saw every ID declared earlier in the file; it can only
+        // be missing here when that earlier section did not run in this run.
+        tl.emit(with_handles(s.cmd, [&](Handle id) {
+          const auto it = ids.find(id);
+          if (it == ids.end()) {
+            throw StreamError(source + ":" + std::to_string(s.line) + ": tensor ID " +
+                              std::to_string(id) +
+                              " was declared by a kernel section that has not run (" + s.text +
+                              ")");
+          }
+          return it->second;
+        }));
+        break;
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, Kernel>> parse_command_stream(const std::string& text,
+                                                                 const std::string& source) {
+  auto ids = std::make_shared<IdMap>();
+  std::vector<std::pair<std::string, Kernel>> out;
+  for (Section& s : Parser(source).parse(text)) {
+    auto sec = std::make_shared<const Section>(std::move(s));
+    out.emplace_back(sec->name, [sec, ids, source](Tl& tl) { replay(tl, *sec, *ids, source); });
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, Kernel>> load_command_stream(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw StreamError(path + ": cannot open command stream file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_command_stream(text.str(), path);
+}
+
+}  // namespace kb

@@ -1,0 +1,478 @@
+// The recorded command stream (issue "Replay"): ADR-0064 Test Requirement 7
+// (live and replay give identical dispatch accounting, op logs and latency),
+// deterministic recording, a hand-written stream, and loader errors.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <iterator>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include "kernels/gemm/gemm_composite.h"
+#include "kernels/gemm/gemm_tiled_single_op.h"
+#include "kernels/recipes/softmax_merge.h"
+#include "tb/command_stream.h"
+#include "tests/sim_util.h"
+
+namespace kb {
+namespace {
+
+namespace fs = std::filesystem;
+using test::of_kind;
+using test::period_ps;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+const char kData[] = "tests/data/replay/";
+
+// A fresh directory, removed with everything in it at scope exit.
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (fs::temp_directory_path() / "kernbench_replay_XXXXXX").string();
+    if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
+    path_ = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  fs::path path_;
+};
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+using Launches = std::vector<std::pair<std::string, Kernel>>;
+
+RunResult run(const Launches& launches, const PeConfig& cfg, const std::string& record = "") {
+  RunSpec spec;
+  spec.config = cfg;
+  spec.launches = launches;
+  spec.keep_records = true;
+  spec.record_path = record;
+  return run_isolated(spec);
+}
+
+std::vector<std::string> csv_rows(const RunResult& r) {
+  std::vector<std::string> rows;
+  for (const OpRecord& rec : r.records) rows.push_back(op_log_csv_row(rec));
+  return rows;
+}
+
+// TR 7: the same op log row for row, the same latency, the same dispatch
+// totals (exact and charged) per launch.
+void expect_same_run(const RunResult& live, const RunResult& replay) {
+  ASSERT_TRUE(live.ok) << live.error;
+  ASSERT_TRUE(replay.ok) << replay.error;
+  const auto a = csv_rows(live), b = csv_rows(replay);
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) ASSERT_EQ(a[i], b[i]) << "op-log row " << i;
+  EXPECT_EQ(live.latency_ps(), replay.latency_ps());
+  EXPECT_EQ(live.end_ps, replay.end_ps);
+  ASSERT_EQ(live.launches.size(), replay.launches.size());
+  for (size_t i = 0; i < live.launches.size(); ++i) {
+    const LaunchResult &l = live.launches[i], &p = replay.launches[i];
+    EXPECT_EQ(l.kernel, p.kernel);
+    EXPECT_EQ(l.start_ps, p.start_ps);
+    EXPECT_EQ(l.end_ps, p.end_ps);
+    EXPECT_EQ(l.commands, p.commands);
+    for (int t = 0; t < 7; ++t) EXPECT_EQ(l.commands_by_type[t], p.commands_by_type[t]) << t;
+    EXPECT_EQ(l.logical_bytes, p.logical_bytes);
+    EXPECT_EQ(l.dispatch_cycles_exact, p.dispatch_cycles_exact);  // exact, not near
+    EXPECT_EQ(l.dispatch_cycles_charged, p.dispatch_cycles_charged);
+    EXPECT_EQ(l.dispatch_ps, p.dispatch_ps);
+    EXPECT_EQ(l.stall_ps, p.stall_ps);
+    EXPECT_EQ(l.cpu_cycles_ps, p.cpu_cycles_ps);
+  }
+}
+
+// --- kernels
+
+void tiled(Tl& tl) {  // partial tiles: views with a row stride > cols
+  gemm_tiled_single_op(tl, GemmShape{160, 128, 96, Dtype::kBf16, 64, 64, 64});
+}
+
+void composite(Tl& tl) { gemm_composite(tl, GemmShape{}); }
+
+// The softmax_merge recipe over a few KV tiles, with the scores scaled by
+// 1/sqrt(d) (a float extra that is not a short decimal), -inf fills,
+// tl.cycles and a tl.wait in the middle.
+void merge_stream(Tl& tl) {
+  const int64_t g = 8, d = 128, t = 64, tiles = 3;
+  const Tensor v = tl.hbm("V", t * tiles, d, Dtype::kBf16);
+  const Tensor out = tl.hbm("O out", g, d, Dtype::kFp32);
+  const Tensor s = tl.tcm("S", g, t, Dtype::kFp32);
+  const Tensor m[2] = {tl.tcm("m0", g, 1, Dtype::kFp32), tl.tcm("m1", g, 1, Dtype::kFp32)};
+  SoftmaxMergeState st{m[0], m[1], tl.tcm("l", g, 1, Dtype::kFp32),
+                       tl.tcm("O", g, d, Dtype::kFp32)};
+  const SoftmaxMergeScratch x{tl.tcm("m_tile", g, 1, Dtype::kFp32),
+                              tl.tcm("corr", g, 1, Dtype::kFp32),
+                              tl.tcm("P", g, t, Dtype::kFp32), tl.tcm("row_sum", g, 1, Dtype::kFp32)};
+  tl.fill(s, 1.0);
+  tl.fill(m[0], -std::numeric_limits<double>::infinity());
+  tl.fill(st.l, 0.0);
+  tl.fill(st.o, 0.0);
+  tl.cycles(37);
+  for (int64_t i = 0; i < tiles; ++i) {
+    st.m_in = m[i % 2];
+    st.m_out = m[(i + 1) % 2];
+    tl.scale(s, s, 1.0 / std::sqrt(double(d)));
+    softmax_merge(tl, s, tl.rows(v, i * t, t), st, x);
+    if (i == 0) tl.wait();
+  }
+  tl.cycles(5);
+  tl.store(out, st.o);
+}
+
+struct ParityCase {
+  const char* name;
+  Launches launches;
+};
+
+std::vector<ParityCase> parity_cases() {
+  return {{"gemm_tiled_single_op", {{"gemm_tiled_single_op", tiled}}},
+          {"gemm_composite", {{"gemm_composite", composite}}},
+          {"softmax_merge", {{"softmax_merge stream", merge_stream}}},
+          // Several launches in one run: IDs stay valid across sections.
+          {"all_three", {{"tiled", tiled}, {"composite", composite}, {"merge", merge_stream}}}};
+}
+
+PeConfig cost_model(double r) {
+  PeConfig cfg;
+  cfg.cost_model.byte_cycles_recip = r;
+  return cfg;
+}
+
+class PathParity : public ::testing::TestWithParam<std::tuple<ParityCase, double>> {};
+
+// ADR-0064 TR 7: record a live run, replay the file, compare everything.
+TEST_P(PathParity, LiveAndReplayAreIdentical) {
+  const auto& [c, r] = GetParam();
+  const PeConfig cfg = cost_model(r);
+  TempDir dir;
+  const std::string path = dir.file("live.stream");
+  const RunResult live = run(c.launches, cfg, path);
+  ASSERT_TRUE(live.ok) << live.error;
+  ASSERT_GT(live.launches.at(0).commands, 0u);
+
+  const Launches loaded = load_command_stream(path);
+  ASSERT_EQ(loaded.size(), c.launches.size());
+  const RunResult replay = run(loaded, cfg);
+  expect_same_run(live, replay);
+  std::printf("[ info ] %s R=%g: %zu op-log rows, latency %llu ps, dispatch %.4f cycles\n", c.name,
+              r, live.records.size(), (unsigned long long)live.latency_ps(),
+              live.launches.at(0).dispatch_cycles_exact);
+}
+
+INSTANTIATE_TEST_SUITE_P(Kernels, PathParity,
+                         ::testing::Combine(::testing::ValuesIn(parity_cases()),
+                                            ::testing::Values(0.0625, 0.25)),
+                         [](const auto& info) {
+                           return std::string(std::get<0>(info.param).name) +
+                                  (std::get<1>(info.param) == 0.0625 ? "_default" : "_R0_25");
+                         });
+
+// Replay reads the cost model of the run it is in, not the recording's: a
+// stream recorded at the default R replays at R = 0.25 exactly like the live
+// kernel at R = 0.25.
+TEST(CostModel, ReplayUsesTheRunsCostModel) {
+  TempDir dir;
+  const std::string path = dir.file("default_r.stream");
+  const Launches live = {{"softmax_merge stream", merge_stream}};
+  ASSERT_TRUE(run(live, cost_model(0.0625), path).ok);
+  const RunResult live_q = run(live, cost_model(0.25));
+  const RunResult replay_q = run(load_command_stream(path), cost_model(0.25));
+  expect_same_run(live_q, replay_q);
+  const RunResult replay_d = run(load_command_stream(path), cost_model(0.0625));
+  ASSERT_TRUE(replay_d.ok) << replay_d.error;
+  EXPECT_GT(replay_q.launches.at(0).dispatch_cycles_exact,
+            replay_d.launches.at(0).dispatch_cycles_exact);
+}
+
+// --- the stream file itself
+
+TEST(Recording, TwiceGivesByteIdenticalFiles) {
+  TempDir dir;
+  const Launches k = {{"tiled", tiled}, {"merge", merge_stream}};
+  ASSERT_TRUE(run(k, PeConfig{}, dir.file("a.stream")).ok);
+  ASSERT_TRUE(run(k, PeConfig{}, dir.file("b.stream")).ok);
+  const std::string a = read_file(dir.file("a.stream"));
+  EXPECT_EQ(a, read_file(dir.file("b.stream")));
+  // A replay records the same file again.
+  ASSERT_TRUE(run(load_command_stream(dir.file("a.stream")), PeConfig{}, dir.file("c.stream")).ok);
+  EXPECT_EQ(a, read_file(dir.file("c.stream")));
+  // What the file holds, in the documented form.
+  EXPECT_THAT(a, StartsWith("# kernbench command stream v1\n"));
+  EXPECT_THAT(a, HasSubstr("\nkernel merge\n"));
+  EXPECT_THAT(a, HasSubstr(" O%20out hbm fp32 8x128 @0x"));  // escaped space
+  EXPECT_THAT(a, HasSubstr("extra=factor:float:0.08838834764831843\n"));
+  EXPECT_THAT(a, HasSubstr("extra=value:float:-inf\n"));
+  EXPECT_THAT(a, HasSubstr("\ncycles 37\n"));
+  EXPECT_THAT(a, HasSubstr("\nwait\n"));
+  EXPECT_THAT(a, HasSubstr("\ncomposite softmax_merge rw="));
+  EXPECT_THAT(a, HasSubstr(" accumulate\n"));  // single-op gemm flag
+  EXPECT_THAT(a, HasSubstr("extra=accumulate:bool:1\nend\n"));
+  std::printf("[ info ] recorded stream: %zu bytes\n", a.size());
+}
+
+// Every extra type and awkward names survive record -> load -> replay ->
+// record unchanged (the second recording is the first byte for byte).
+TEST(Recording, ExtrasAndNamesRoundTrip) {
+  const Kernel k = [](Tl& tl) {
+    const Tensor a = tl.tcm("a b%c=\"d", 16, 16, Dtype::kFp32);
+    const Tensor e = tl.tcm("", 16, 16, Dtype::kFp32);
+    tl.math(MathOp::kExp, e, {a},
+            {{"flag", true},
+             {"no", false},
+             {"n", int64_t(-7)},
+             {"f", 0.1},
+             {"tiny", 5e-324},
+             {"list", std::vector<int64_t>{64, -1, 3}},
+             {"none", std::vector<int64_t>{}},
+             {"s", std::string("two words:%")},
+             {"empty", std::string()},
+             {"odd:name", 1.5}});
+    // Operand names that collide with the `op` line's keys or hold a space.
+    OpSpec op = math_op(MathOp::kAdd, OpScope::kPrologue, e, {a, e}, {{"k", int64_t(3)}});
+    op.operands[0].name = "out";
+    op.operands[1].name = "second operand";
+    tl.composite(CompositeCmd{"my composite", {op}, {e.handle, a.handle}});
+  };
+  TempDir dir;
+  const RunResult live = run({{"odd kernel", k}}, PeConfig{}, dir.file("a.stream"));
+  ASSERT_TRUE(live.ok) << live.error;
+  const std::string a = read_file(dir.file("a.stream"));
+  EXPECT_THAT(a, HasSubstr("\nkernel odd%20kernel\n"));
+  EXPECT_THAT(a, HasSubstr(" a%20b%25c%3D%22d tcm fp32 16x16 @0x0 stride=16\n"));
+  EXPECT_THAT(a, HasSubstr(" \"\" tcm fp32 16x16 @0x"));
+  EXPECT_THAT(a, HasSubstr(" extra=flag:bool:1 extra=no:bool:0 extra=n:int:-7 extra=f:float:0.1"
+                           " extra=tiny:float:5e-324 extra=list:ints:64,-1,3 extra=none:ints:"
+                           " extra=s:str:two%20words:%25 extra=empty:str:\"\""
+                           " extra=odd%3Aname:float:1.5\n"));
+  EXPECT_THAT(a, HasSubstr("\ncomposite my%20composite rw=2,1\n"
+                           "  op add prologue out=2 %6Fut=1 second%20operand=2 extra=k:int:3\n"
+                           "end\n"));
+  const RunResult replay = run(load_command_stream(dir.file("a.stream")), PeConfig{},
+                               dir.file("b.stream"));
+  expect_same_run(live, replay);
+  EXPECT_EQ(a, read_file(dir.file("b.stream")));
+}
+
+TEST(Recording, UnwritablePathFailsTheRunNamingIt) {
+  const std::string path = "/nonexistent-dir/x.stream";
+  EXPECT_THROW(
+      {
+        try {
+          StreamRecorder rec(path);
+        } catch (const std::runtime_error& e) {
+          EXPECT_THAT(e.what(), HasSubstr(path));
+          throw;
+        }
+      },
+      std::runtime_error);
+  const RunResult r = run({{"k", composite}}, PeConfig{}, path);
+  EXPECT_FALSE(r.ok);
+  EXPECT_THAT(r.error, HasSubstr(path));
+}
+
+// --- a hand-written stream
+
+// ADR-0064 D2 sizes of the fixture's commands, counted by hand.
+TEST(HandWritten, ReplaysWithTheFormulaDispatch) {
+  const std::string path = std::string(kData) + "hand_written.stream";
+  const Launches k = load_command_stream(path);
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_EQ(k[0].first, "hand_written");
+  const PeConfig cfg;
+  const RunResult r = run(k, cfg);
+  ASSERT_TRUE(r.ok) << r.error;
+
+  const uint32_t rowmax = 1 + 1 + (1 + 8) + 8 + 1;         // 20
+  const uint32_t sub_bcast = 1 + 1 + (1 + 2 * 8) + 8 + 1;  // 28
+  struct Expected {
+    const char* type;
+    uint32_t bytes;
+    uint64_t fixed;
+  };
+  const uint64_t single = cfg.cost_model.fixed_per_single_op_cmd_cycles;
+  const Expected expected[] = {
+      {"DmaReadCmd", 4 + 8 + 8, single},
+      {"DmaReadCmd", 4 + 8 + 8, single},
+      {"GemmCmd", 4 + 3 * 8 + 3 * 4 + 2, single},
+      {"MathCmd", 4 + 1 + (1 + 8) + 8 + (1 + 4), single},  // scale, one float extra
+      {"CompositeCmd", 4 + (1 + rowmax + sub_bcast) + (1 + 8), cfg.cost_model.fixed_per_cmd_cycles},
+      {"DmaWriteCmd", 4 + 8 + 8, single},
+  };
+  const auto d = of_kind(r, RecordKind::kDispatch);
+  ASSERT_EQ(d.size(), std::size(expected));
+  EXPECT_EQ(r.launches.at(0).commands, std::size(expected));
+  double total = 0;
+  for (size_t i = 0; i < d.size(); ++i) {
+    const double formula = double(expected[i].fixed) +
+                           expected[i].bytes * cfg.cost_model.byte_cycles_recip;
+    EXPECT_STREQ(d[i].cmd_type, expected[i].type) << i;
+    EXPECT_EQ(d[i].cmd_id, i + 1);
+    EXPECT_EQ(d[i].logical_bytes, expected[i].bytes) << i;
+    EXPECT_EQ(d[i].dispatch_cycles_exact, formula) << i;
+    EXPECT_EQ(d[i].dispatch_cycles_charged, uint64_t(std::ceil(formula))) << i;
+    total += formula;
+  }
+  EXPECT_EQ(r.launches.at(0).dispatch_cycles_exact, total);
+  // `cycles 100`: exactly 100 cycles, no command.
+  const auto cyc = of_kind(r, RecordKind::kCpuCycles);
+  ASSERT_EQ(cyc.size(), 1u);
+  EXPECT_EQ(cyc[0].end_ps - cyc[0].start_ps, 100 * period_ps(cfg));
+  // `wait`: the store is dispatched only after every earlier stage ended.
+  uint64_t last_stage = 0;
+  for (const OpRecord& rec : r.records)
+    if (rec.component != Component::kPeCpu && rec.cmd_id < 6) last_stage = std::max(last_stage, rec.end_ps);
+  EXPECT_GE(d[5].start_ps, last_stage);
+  EXPECT_GE(d[5].start_ps, cyc[0].end_ps);
+}
+
+// Well-formed but wrong: PE_CPU rejects it at dispatch with the message a
+// live kernel gets.
+TEST(HandWritten, SemanticErrorFailsLikeALiveKernel) {
+  const RunResult replay = run(load_command_stream(std::string(kData) + "dma_read_from_tcm.stream"),
+                               PeConfig{});
+  EXPECT_FALSE(replay.ok);
+  EXPECT_THAT(replay.error, HasSubstr("DmaReadCmd"));
+  const RunResult live = run({{"bad_load",
+                               [](Tl& tl) {
+                                 const Tensor src = tl.tcm("src", 64, 64, Dtype::kBf16);
+                                 const Tensor dst = tl.tcm("dst", 64, 64, Dtype::kBf16);
+                                 tl.load(dst, src);
+                               }}},
+                             PeConfig{});
+  EXPECT_FALSE(live.ok);
+  EXPECT_EQ(replay.error, live.error);
+}
+
+// --- loader errors: FILE:LINE: what (the offending line), before any run
+
+struct Malformed {
+  const char* name;
+  std::string text;
+  int line;
+  const char* what;
+};
+
+const char kHead[] = "# kernbench command stream v1\n";
+const char kTensors[] =
+    "kernel k\n"
+    "tensor 1 x hbm bf16 64x64 @0x10000000000\n"
+    "tensor 2 a tcm bf16 64x64 @0x0\n";
+
+std::vector<Malformed> malformed_cases() {
+  const std::string h = kHead, t = kTensors;
+  auto s = [](const std::string& x) { return x; };
+  return {
+      {"UnknownKeyword", s(h + t + "dma_reed dst=2 src=1\n"), 5,
+       "unknown keyword 'dma_reed' (dma_reed dst=2 src=1)"},
+      {"UnknownId", s(h + t + "dma_read dst=2 src=9\n"), 5,
+       "unknown tensor ID 9 in 'src=9' (dma_read dst=2 src=9)"},
+      {"BadNumber", s(h + t + "cycles 12x\n"), 5, "bad number '12x' for cycles (cycles 12x)"},
+      {"BadShape", s(h + "kernel k\ntensor 1 x hbm bf16 64xq4 @0x0\n"), 3,
+       "bad number 'q4' for cols in '64xq4'"},
+      {"CompositeWithoutEndAtEof",
+       s(h + t + "composite c rw=2\n  op exp prologue out=2 src_a=2\n"), 5,
+       "composite has no 'end' before end of file (composite c rw=2)"},
+      {"CompositeWithoutEndBeforeKernel",
+       s(h + t + "composite c rw=2\n  op exp prologue out=2 src_a=2\nkernel k2\n"), 5,
+       "composite has no 'end' before 'kernel' on line 7 (composite c rw=2)"},
+      {"CommandInsideComposite", s(h + t + "composite c\ncycles 3\nend\n"), 6,
+       "expected 'op' or 'end' inside composite 'c' (cycles 3)"},
+      {"MissingHeader", s(t + "cycles 3\n"), 1, "missing header '# kernbench command stream v1' (kernel k)"},
+      {"EmptyFile", s(""), 1, "missing header"},
+      {"UnknownVersion", s("# kernbench command stream v2\n" + t), 1,
+       "unsupported command stream version"},
+      {"UnknownMathOp", s(h + t + "math sqrt out=2 src_a=2\n"), 5,
+       "unknown math op 'sqrt' (math sqrt out=2 src_a=2)"},
+      {"UnknownOpKind", s(h + t + "composite c\n  op conv tile out=2\nend\n"), 6,
+       "unknown op kind 'conv'"},
+      {"UnknownScope", s(h + t + "composite c\n  op exp tiles out=2 src_a=2\nend\n"), 6,
+       "unknown scope 'tiles'"},
+      {"UnknownDtype", s(h + "kernel k\ntensor 1 x hbm fp64 4x4 @0x0\n"), 3, "unknown dtype 'fp64'"},
+      {"UnknownSpace", s(h + "kernel k\ntensor 1 x sram fp32 4x4 @0x0\n"), 3, "unknown space 'sram'"},
+      {"MissingField", s(h + t + "dma_write dst=1\n"), 5, "missing field 'src=' (dma_write dst=1)"},
+      {"UnknownField", s(h + t + "copy dst=2 src=2 size=4\n"), 5, "unknown field 'size=4'"},
+      {"DuplicateId", s(h + t + "tensor 2 b tcm bf16 64x64 @0x2000\n"), 5,
+       "tensor ID 2 is already declared"},
+      {"LineBeforeKernel", s(h + "cycles 3\n"), 2, "'cycles' before the first 'kernel' line (cycles 3)"},
+      {"EndWithoutComposite", s(h + t + "end\n"), 5, "'end' without 'composite'"},
+      {"BadExtra", s(h + t + "math scale out=2 src_a=2 extra=factor:0.5\n"), 5,
+       "extra 'extra=factor:0.5' must be extra=NAME:TYPE:VALUE"},
+      {"BadExtraType", s(h + t + "math scale out=2 src_a=2 extra=factor:double:0.5\n"), 5,
+       "unknown extra type 'double'"},
+      {"BadFloat", s(h + t + "math scale out=2 src_a=2 extra=factor:float:0.5.1\n"), 5,
+       "bad number '0.5.1' for extra=factor:float:0.5.1"},
+      {"BadEscape", s(h + "kernel k%2\n"), 2, "bad %XX escape in name 'k%2'"},
+  };
+}
+
+class LoaderError : public ::testing::TestWithParam<Malformed> {};
+
+TEST_P(LoaderError, NamesFileLineAndProblem) {
+  const Malformed& m = GetParam();
+  TempDir dir;
+  const std::string path = dir.file(std::string(m.name) + ".stream");
+  write_file(path, m.text);
+  try {
+    load_command_stream(path);
+    FAIL() << "no error for:\n" << m.text;
+  } catch (const StreamError& e) {
+    EXPECT_THAT(e.what(), StartsWith(path + ":" + std::to_string(m.line) + ": "));
+    EXPECT_THAT(e.what(), HasSubstr(m.what));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Malformed, LoaderError, ::testing::ValuesIn(malformed_cases()),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+TEST(LoaderErrors, MissingFileNamesIt) {
+  try {
+    load_command_stream("tests/data/replay/no_such.stream");
+    FAIL();
+  } catch (const StreamError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("tests/data/replay/no_such.stream"));
+  }
+}
+
+// An ID declared by an earlier section is usable later (IDs are file-wide);
+// running the later section without it fails naming the line.
+TEST(LoaderErrors, IdFromASectionThatDidNotRun) {
+  TempDir dir;
+  const std::string path = dir.file("two.stream");
+  write_file(path, std::string(kHead) + kTensors +
+                       "kernel k2\n"
+                       "dma_read dst=2 src=1\n");
+  const Launches k = load_command_stream(path);
+  ASSERT_EQ(k.size(), 2u);
+  EXPECT_TRUE(run(k, PeConfig{}).ok);
+  const RunResult alone = run({k[1]}, PeConfig{});
+  EXPECT_FALSE(alone.ok);
+  EXPECT_THAT(alone.error, HasSubstr(path + ":6: tensor ID 2 was declared by a kernel section"));
+}
+
+}  // namespace
+}  // namespace kb
