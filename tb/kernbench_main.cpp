@@ -57,7 +57,7 @@ int cmd_config(const std::string& config, const std::vector<std::string>& sets) 
 
 // Prints a finished run's report and writes its JSON; the shared tail of
 // `run` and `replay`.
-int report_run(const std::string& title, const kb::RunResult& r, const kb::PeConfig& cfg,
+int report_run(const std::string& title, const std::string& name, const kb::RunResult& r, const kb::PeConfig& cfg,
                const kb::Bench* bench, const kb::BenchParams* params, const std::string& oplog,
                const std::string& json) {
   if (!r.ok) {
@@ -68,7 +68,7 @@ int report_run(const std::string& title, const kb::RunResult& r, const kb::PeCon
   else kb::print_run_report(std::cout, title, cfg, r);
   if (!oplog.empty()) std::cout << "op log written to " << oplog << "\n";
   if (!json.empty()) {
-    nlohmann::json j = kb::run_summary_json(title, cfg, r);
+    nlohmann::json j = kb::run_summary_json(name, cfg, r);
     if (bench) j["figures"] = kb::bench_figures(*bench, *params, cfg, r);
     write_text(json, j.dump(2) + "\n");
   }
@@ -87,7 +87,7 @@ int cmd_run(const std::string& name, const std::string& config,
   spec.launches = bench.launches(p, cfg);
   spec.oplog_path = oplog;
   spec.record_path = record;
-  const int rc = report_run("run '" + name + "'", kb::run_isolated(spec), cfg, &bench, &p, oplog, json);
+  const int rc = report_run("run '" + name + "'", name, kb::run_isolated(spec), cfg, &bench, &p, oplog, json);
   if (rc == 0 && !record.empty()) std::cout << "command stream written to " << record << "\n";
   return rc;
 }
@@ -100,7 +100,7 @@ int cmd_replay(const std::string& file, const std::string& config,
   spec.config = cfg;
   spec.launches = kb::load_command_stream(file);  // parse errors before simulating
   spec.oplog_path = oplog;
-  return report_run("replay '" + file + "'", kb::run_isolated(spec), cfg, nullptr, nullptr, oplog, json);
+  return report_run("replay '" + file + "'", file, kb::run_isolated(spec), cfg, nullptr, nullptr, oplog, json);
 }
 
 // --- sweep
