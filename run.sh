@@ -4,4 +4,4 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 scripts/setup.sh
-exec build/kernbench run gemm-tiled-single-op "$@"
+exec build/kernbench run gqa-decode "$@"
