@@ -308,7 +308,7 @@ int main(int argc, char** argv) {
   std::string config, oplog, json, bench, record, csv, file, golden_dir = kb::kGoldenDir;
   std::vector<std::string> sets, params;
   int jobs = int(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
-  bool update = false;
+  bool update = false, data = false;
   auto add_config_options = [&](CLI::App* sub) {
     sub->add_option("--config", config,
                     "topology YAML (default: built-in defaults, identical to configs/pe.yaml)")
@@ -320,12 +320,19 @@ int main(int argc, char** argv) {
     sub->footer(config_keys_help());
   };
 
+  auto add_data_option = [&](CLI::App* sub) {
+    sub->add_flag("--data", data,
+                  "data mode: memories hold real values, engines compute them and benches check "
+                  "their outputs against a C++ reference (same as --set pe.attrs.data_mode=true)");
+  };
+
   CLI::App* list = app.add_subcommand("list", "list the benches and their parameters");
 
   CLI::App* run = app.add_subcommand(
       "run", "run a bench and print its latency, dispatch and per-engine busy time");
   run->add_option("name", bench, "bench name (see `kernbench list`)")->required();
   add_config_options(run);
+  add_data_option(run);
   run->add_option("--param", params, "bench parameter (repeatable; see `kernbench list`)")
       ->type_name("NAME=VALUE");
   run->add_option("--oplog", oplog, "write the op log as CSV (columns: see README)");
@@ -337,6 +344,7 @@ int main(int argc, char** argv) {
       "sweep", "run a bench at every point of a grid of configuration keys and bench parameters");
   sweep->add_option("name", bench, "bench name (see `kernbench list`)")->required();
   add_config_options(sweep);
+  add_data_option(sweep);
   sweep->add_option("--param", params,
                     "an axis: a configuration key (pe.attrs....) or a bench parameter with its "
                     "values, e.g. pe.attrs.pe_cost_model.byte_cycles_recip=0.25,0.0625 or "
@@ -353,6 +361,7 @@ int main(int argc, char** argv) {
       ->required()
       ->check(CLI::ExistingFile);
   add_config_options(replay);
+  add_data_option(replay);
   replay->add_option("--oplog", oplog, "write the op log as CSV (columns: see README)");
   replay->add_option("--json", json, "write the run's figures as JSON");
 
@@ -374,6 +383,7 @@ int main(int argc, char** argv) {
     const int code = app.exit(e);
     return code == 0 ? 0 : kExitBadInput;
   }
+  if (data) sets.push_back("pe.attrs.data_mode=true");
   try {
     if (*list) return cmd_list();
     if (*conf) return cmd_config(config, sets);

@@ -19,7 +19,7 @@ namespace kb {
 namespace {
 
 // Value kinds: the range check and the wording of "expected ..." messages.
-enum class Kind { kUint, kPositiveUint, kNonNegFloat, kPositiveFloat, kFraction };
+enum class Kind { kUint, kPositiveUint, kNonNegFloat, kPositiveFloat, kFraction, kBool };
 
 struct KindInfo {
   const char* type;      // ConfigKeyInfo::type
@@ -34,6 +34,7 @@ KindInfo info(Kind kind) {
     case Kind::kNonNegFloat: return {"float >= 0", "a non-negative number", false};
     case Kind::kPositiveFloat: return {"positive float", "a positive number", false};
     case Kind::kFraction: return {"float in (0, 1]", "a number in (0, 1]", false};
+    case Kind::kBool: return {"bool", "true or false", false};
   }
   return {"?", "?", false};
 }
@@ -41,7 +42,7 @@ KindInfo info(Kind kind) {
 // Where a key's value lives inside a PeConfig. Integer kinds must point at a
 // uint64_t and float kinds at a double; store() relies on it and the tests
 // exercise every key, so a mismatch shows up as std::bad_variant_access.
-using FieldRef = std::variant<uint64_t*, double*>;
+using FieldRef = std::variant<uint64_t*, double*, bool*>;
 
 struct Entry {
   const char* key;  // dotted path, YAML shape
@@ -58,6 +59,8 @@ const Entry kSchema[] = {
     {"pe.attrs.clock_freq_ghz", Kind::kPositiveFloat, KB_FIELD(clock_freq_ghz),
      "PE clock, GHz"},
     // ADR-0064 D4: dispatch cost-model knobs (cycle domain).
+    {"pe.attrs.data_mode", Kind::kBool, KB_FIELD(data_mode),
+     "memories hold real values and engines compute them (slower; --data)"},
     {"pe.attrs.pe_cost_model.fixed_per_cmd_cycles", Kind::kUint,
      KB_FIELD(cost_model.fixed_per_cmd_cycles),
      "FIXED cost of a CompositeCmd, cycles (ADR-0064 D3)"},
@@ -235,6 +238,11 @@ std::string store(const std::string& text, Kind kind, FieldRef field) {
   const char* first = text.data();
   const char* last = first + text.size();
   const std::string expected = info(kind).expected;
+  if (kind == Kind::kBool) {  // YAML 1.2 core schema booleans only
+    if (text != "true" && text != "false") return expected;
+    *std::get<bool*>(field) = text == "true";
+    return "";
+  }
   if (info(kind).integer) {
     uint64_t v = 0;
     auto [end, ec] = std::from_chars(first, last, v);
@@ -284,6 +292,7 @@ std::string format_double(double v) {
 
 std::string format(FieldRef field) {
   if (auto* u = std::get_if<uint64_t*>(&field)) return std::to_string(**u);
+  if (auto* b = std::get_if<bool*>(&field)) return **b ? "true" : "false";
   return format_double(*std::get<double*>(field));
 }
 

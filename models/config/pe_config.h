@@ -68,6 +68,10 @@ struct SchedulerConfig {
 
 struct PeConfig {
   double clock_freq_ghz = 1.0;
+  // Data mode: HBM and TCM hold real values and the engines compute them, so
+  // kernels can be checked against a reference. Timing is identical either
+  // way; timing mode allocates nothing per tensor element.
+  bool data_mode = false;
   CostModelConfig cost_model;
   SchedulerConfig scheduler;
   TileConfig tile;

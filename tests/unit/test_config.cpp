@@ -22,7 +22,7 @@ namespace kb {
 static bool operator==(const PeConfig& a, const PeConfig& b) {
   auto fields = [](const PeConfig& c) {
     return std::tie(
-        c.clock_freq_ghz, c.cost_model.fixed_per_cmd_cycles,
+        c.clock_freq_ghz, c.data_mode, c.cost_model.fixed_per_cmd_cycles,
         c.cost_model.fixed_per_single_op_cmd_cycles,
         c.cost_model.byte_cycles_recip, c.cost_model.max_composite_logical_bytes,
         c.scheduler.queue_depth, c.tile.m, c.tile.n, c.tile.k, c.dma.setup_cycles,
@@ -177,6 +177,7 @@ TEST(PeConfig, DumpRoundTrips) {
   // short binary form.
   const PeConfig cfg = load_pe_config(
       "", {"pe.attrs.clock_freq_ghz=1.1",
+           "pe.attrs.data_mode=true",
            "pe.attrs.pe_cost_model.fixed_per_cmd_cycles=41",
            "pe.attrs.pe_cost_model.fixed_per_single_op_cmd_cycles=9",
            "pe.attrs.pe_cost_model.byte_cycles_recip=0.1",
@@ -201,6 +202,7 @@ TEST(PeConfig, DumpRoundTrips) {
            "pe.attrs.tcm.latency_cycles=1"});
   PeConfig expected;
   expected.clock_freq_ghz = 1.1;
+  expected.data_mode = true;
   expected.cost_model = {41, 9, 0.1, 2048};
   expected.scheduler.queue_depth = 5;
   expected.tile = {16, 24, 40};
@@ -235,6 +237,7 @@ TEST(PeConfig, DumpRoundTrips) {
 TEST(PeConfig, KeysListEveryKeyWithDefaults) {
   const std::vector<std::string> expected_keys = {
       "pe.attrs.clock_freq_ghz",
+      "pe.attrs.data_mode",
       "pe.attrs.pe_cost_model.fixed_per_cmd_cycles",
       "pe.attrs.pe_cost_model.fixed_per_single_op_cmd_cycles",
       "pe.attrs.pe_cost_model.byte_cycles_recip",
@@ -279,6 +282,7 @@ TEST(PeConfig, KeysListEveryKeyWithDefaults) {
     return std::string("<missing>");
   };
   EXPECT_EQ(default_of("pe.attrs.clock_freq_ghz"), "1.0");
+  EXPECT_EQ(default_of("pe.attrs.data_mode"), "false");
   EXPECT_EQ(default_of("pe.attrs.pe_cost_model.fixed_per_cmd_cycles"), "40");
   EXPECT_EQ(default_of("pe.attrs.pe_cost_model.fixed_per_single_op_cmd_cycles"), "8");
   EXPECT_EQ(default_of("pe.attrs.pe_cost_model.byte_cycles_recip"), "0.0625");
@@ -416,6 +420,8 @@ TEST(PeConfigErrors, SetWrongType) {
 
 TEST(PeConfigErrors, SetErrorAfterGoodFileStillThrows) {
   // The file is fine; the --set after it is not.
+  EXPECT_THAT(error_of("configs/pe.yaml", {"pe.attrs.data_mode=yes"}),
+              HasSubstr("--set pe.attrs.data_mode=yes: key 'pe.attrs.data_mode': expected true or false"));
   EXPECT_THAT(error_of("configs/pe.yaml", {"pe.attrs.clock_freq_ghz=0"}),
               HasSubstr("--set pe.attrs.clock_freq_ghz=0: key "
                         "'pe.attrs.clock_freq_ghz': expected a positive number"));
