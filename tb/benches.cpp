@@ -1,4 +1,5 @@
 // The built-in benches.
+#include <cmath>
 #include <cstdio>
 #include <limits>
 #include <ostream>
@@ -9,6 +10,7 @@
 #include "kernels/gemm/gemm_tiled_single_op.h"
 #include "kernels/recipes/softmax_merge.h"
 #include "tb/bench_registry.h"
+#include "tb/reference.h"
 
 namespace kb {
 
@@ -34,6 +36,24 @@ const LaunchResult& launch(const RunResult& r, const std::string& kernel) {
   for (const LaunchResult& l : r.launches)
     if (l.kernel == kernel) return l;
   throw BenchError("run has no launch '" + kernel + "'");
+}
+
+// Data mode: report the output's error against the reference as metrics
+// and fail the run beyond the tolerance (tb/reference.h).
+void report_check(Tl& tl, const std::string& what, const ErrorStats& e) {
+  tl.metric("max_abs_err", e.max_abs);
+  tl.metric("max_rel_err", e.max_rel);
+  if (!e.ok()) throw KernelError("data check failed: " + what + " vs the C++ reference: " + e.describe());
+}
+
+// Runs a GEMM kernel on fresh inputs and, in data mode, checks C.
+template <class KernelFn>
+void gemm_checked(Tl& tl, const GemmShape& s, KernelFn kernel) {
+  const GemmTensors t = gemm_inputs(tl, s);
+  kernel(tl, s, t);
+  if (!tl.data_mode()) return;
+  report_check(tl, tl.kernel_name() + " C",
+               compare(tl.host_read(t.c), reference_matmul(tl.host_read(t.a), tl.host_read(t.b), s.m, s.n, s.k)));
 }
 
 const Component kShown[] = {Component::kPeCpu, Component::kPeDma, Component::kPeGemm,
@@ -69,7 +89,11 @@ KB_REGISTER_BENCH(Bench{
     kGemmParams,
     [](const BenchParams& p, const PeConfig&) {
       const GemmShape s = gemm_shape(p);
-      return Launches{{"gemm_tiled_single_op", [s](Tl& tl) { gemm_tiled_single_op(tl, s); }}};
+      return Launches{{"gemm_tiled_single_op", [s](Tl& tl) {
+                         gemm_checked(tl, s, [](Tl& t, const GemmShape& sh, const GemmTensors& io) {
+                           gemm_tiled_single_op(t, sh, io);
+                         });
+                       }}};
     }});
 
 KB_REGISTER_BENCH(Bench{
@@ -78,7 +102,11 @@ KB_REGISTER_BENCH(Bench{
     kGemmParams,
     [](const BenchParams& p, const PeConfig&) {
       const GemmShape s = gemm_shape(p);
-      return Launches{{"gemm_composite", [s](Tl& tl) { gemm_composite(tl, s); }}};
+      return Launches{{"gemm_composite", [s](Tl& tl) {
+                         gemm_checked(tl, s, [](Tl& t, const GemmShape& sh, const GemmTensors& io) {
+                           gemm_composite(t, sh, io);
+                         });
+                       }}};
     }});
 
 const char* const kGemmVariants[] = {"composite", "async_full", "async_tiled"};
@@ -108,9 +136,12 @@ KB_REGISTER_BENCH(Bench{
         s.k = k;
         s.dtype = p.dtype("dtype");
         s.tile_k = p.integer("tile_k");
-        out.push_back({gemm_launch_name("composite", k), [s](Tl& tl) { gemm_composite(tl, s); }});
-        out.push_back({gemm_launch_name("async_full", k), [s](Tl& tl) { gemm_async_full(tl, s); }});
-        out.push_back({gemm_launch_name("async_tiled", k), [s](Tl& tl) { gemm_async_tiled(tl, s); }});
+        using Fn = void (*)(Tl&, const GemmShape&, const GemmTensors&);
+        const std::pair<const char*, Fn> variants[] = {
+            {"composite", gemm_composite}, {"async_full", gemm_async_full}, {"async_tiled", gemm_async_tiled}};
+        for (const auto& [variant, fn] : variants) {
+          out.push_back({gemm_launch_name(variant, k), [s, fn = fn](Tl& tl) { gemm_checked(tl, s, fn); }});
+        }
       }
       return out;
     },
@@ -132,7 +163,8 @@ KB_REGISTER_BENCH(Bench{
       os << "gemm-async-vs-composite: C [" << m << ", " << n << "] fp32 = A @ B (" << p.text("dtype")
          << "), hardware tile " << cfg.tile.m << "x" << cfg.tile.n << "x" << cfg.tile.k
          << ", async_tiled K chunk " << p.integer("tile_k") << "\n";
-      os << "      K  variant        latency(us)   TFLOPS   dispatch(ns)  commands  GEMM util  bound\n";
+      os << "      K  variant        latency(us)   TFLOPS   dispatch(ns)  commands  GEMM util  bound"
+         << (cfg.data_mode ? "                   max rel error" : "") << "\n";
       for (int64_t k : p.integers("ks")) {
         for (const char* v : kGemmVariants) {
           const LaunchResult& l = launch(r, gemm_launch_name(v, k));
@@ -141,7 +173,9 @@ KB_REGISTER_BENCH(Bench{
              << fmt("%12.3f", span / 1e6) << fmt("%9.2f", tflops(m, n, k, l.latency_ps()))
              << fmt("%15.1f", double(l.dispatch_ps) / 1000.0) << fmt("%10.0f", double(l.commands))
              << fmt("%10.1f%%", 100.0 * double(l.busy_ps[int(Component::kPeGemm)]) / span) << "  "
-             << bottleneck(l) << "\n";
+             << bottleneck(l);
+          if (cfg.data_mode) os << fmt("   %.3g", metric(l, "max_rel_err"));
+          os << "\n";
         }
       }
     },
@@ -159,6 +193,7 @@ void softmax_merge_stream(Tl& tl, int64_t g, int64_t d, int64_t kv_tile, int64_t
                                     tl.tcm("corr", g, 1, Dtype::kFp32),
                                     tl.tcm("P", g, kv_tile, Dtype::kFp32),
                                     tl.tcm("row_sum", g, 1, Dtype::kFp32)};
+  tl.host_random(v, 3);
   tl.fill(s, 0.0);
   tl.fill(m[0], -std::numeric_limits<double>::infinity());
   tl.fill(st.l, 0.0);
@@ -193,10 +228,22 @@ GqaShape gqa_shape(const BenchParams& p) {
   s.context = p.integer("context");
   s.kv_tile = p.integer("kv_tile");
   s.dtype = p.dtype("dtype");
+  s.input_range = double(p.integer("input_range"));
   return s;
 }
 
 const char* const kGqaVariants[] = {"opt2", "opt3"};
+
+// Runs a GQA decode variant on fresh inputs and, in data mode, checks O.
+void gqa_checked(Tl& tl, const GqaShape& s, void (*kernel)(Tl&, const GqaShape&, const GqaTensors&)) {
+  const GqaTensors t = gqa_inputs(tl, s);
+  kernel(tl, s, t);
+  if (!tl.data_mode()) return;
+  report_check(tl, tl.kernel_name() + " O",
+               compare(tl.host_read(t.out),
+                       reference_gqa_decode(tl.host_read(t.q), tl.host_read(t.k), tl.host_read(t.v),
+                                            s.q_heads, s.kv_heads, s.head_dim, s.context)));
+}
 
 KB_REGISTER_BENCH(Bench{
     "gqa-decode",
@@ -206,11 +253,12 @@ KB_REGISTER_BENCH(Bench{
      {"head_dim", "128", "head dimension d"},
      {"context", "4096", "KV cache length in tokens"},
      {"kv_tile", "128", "KV tile length (the last tile is shorter if context is not a multiple)"},
-     {"dtype", "bf16", "element type of Q, K, V"}},
+     {"dtype", "bf16", "element type of Q, K, V"},
+     {"input_range", "1", "inputs uniform in [-r, r) (scores spread about r^2 x sqrt(d) / 3 x 3)"}},
     [](const BenchParams& p, const PeConfig&) {
       const GqaShape s = gqa_shape(p);
-      return Launches{{"opt2", [s](Tl& tl) { gqa_decode_opt2(tl, s); }},
-                      {"opt3", [s](Tl& tl) { gqa_decode_opt3(tl, s); }}};
+      return Launches{{"opt2", [s](Tl& tl) { gqa_checked(tl, s, gqa_decode_opt2); }},
+                      {"opt3", [s](Tl& tl) { gqa_checked(tl, s, gqa_decode_opt3); }}};
     },
     [](const BenchParams&, const PeConfig& cfg, const RunResult& r) {
       nlohmann::json j;
@@ -249,6 +297,10 @@ KB_REGISTER_BENCH(Bench{
             100.0 * double(o3.busy_ps[int(c)]) / double(o3.latency_ps()), "%14.1f");
       }
       os << "  bound                             " << bottleneck(o2) << " | " << bottleneck(o3) << "\n";
+      if (!std::isnan(metric(o2, "max_rel_err"))) {
+        row("data check: max abs error", metric(o2, "max_abs_err"), metric(o3, "max_abs_err"), "%14.3g");
+        row("data check: max rel error", metric(o2, "max_rel_err"), metric(o3, "max_rel_err"), "%14.3g");
+      }
       os << "  opt3 / opt2 per-tile dispatch: "
          << fmt("%.3fx", metric(o3, "tile_dispatch_ns") / metric(o2, "tile_dispatch_ns")) << "\n";
     },

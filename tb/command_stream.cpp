@@ -168,6 +168,11 @@ void StreamRecorder::on_command(const Command& cmd) {
 
 void StreamRecorder::on_wait() { out_ << "wait\n"; }
 
+void StreamRecorder::on_host_fill(Handle h, uint64_t seed, double lo, double hi) {
+  out_ << "host_random " << h << " seed=" << seed << " lo=" << float_text(lo)
+       << " hi=" << float_text(hi) << "\n";
+}
+
 void StreamRecorder::close() {
   if (!out_.is_open()) return;
   out_.close();
@@ -187,12 +192,19 @@ struct TensorLine {
   uint64_t address = 0;
 };
 
+struct HostRandomLine {
+  Handle id = 0;
+  uint64_t seed = 0;
+  double lo = -1.0, hi = 1.0;  // tl.host_random's defaults
+};
+
 // One replay step; commands hold stream IDs until the kernel runs.
 struct Step {
-  enum Kind { kTensor, kCommand, kWait } kind = kCommand;
+  enum Kind { kTensor, kCommand, kWait, kHostRandom } kind = kCommand;
   int line = 0;
   std::string text;
   TensorLine tensor;
+  HostRandomLine host;
   Command cmd;
 };
 
@@ -245,7 +257,8 @@ class Parser {
  private:
   [[noreturn]] void fail(const std::string& what) const { fail_at(line_no_, text_, what); }
   [[noreturn]] void fail_at(int line, const std::string& text, const std::string& what) const {
-    throw StreamError(source_ + ":" + std::to_string(line) + ": " + what + " (" + text + ")");
+    throw StreamError(source_ + ":" + std::to_string(line) + ": " + what +
+                      (text.empty() ? "" : " (" + text + ")"));
   }
   [[noreturn]] void unclosed(const std::string& before) const {
     fail_at(composite_->line, composite_->text, "composite has no 'end' before " + before);
@@ -494,6 +507,18 @@ class Parser {
       add(Step::kWait);
       return;
     }
+    if (kw == "host_random") {
+      expect_args(t, 2, "host_random ID seed=SEED [lo=LO] [hi=HI]");
+      HostRandomLine h;
+      h.id = ref(t[1], "host_random " + t[1]);
+      const auto f = keyed(fields(t, 2), {"seed", "lo", "hi"});
+      h.seed = number<uint64_t>(required(f, "seed"), "seed");
+      if (f.count("lo")) h.lo = real(f.at("lo"), "lo");
+      if (f.count("hi")) h.hi = real(f.at("hi"), "hi");
+      add(Step::kHostRandom);
+      sections_.back().steps.back().host = h;
+      return;
+    }
     fail("unknown keyword '" + kw + "'");
   }
 
@@ -556,6 +581,17 @@ Command with_handles(Command cmd, const std::function<Handle(Handle)>& h) {
 
 void replay(Tl& tl, const Section& sec, IdMap& ids, const std::string& source) {
   for (const Step& s : sec.steps) {
+    // The parser saw every ID declared earlier in the file; it can only be
+    // missing here when that earlier section did not run in this run.
+    const auto handle = [&](Handle id) {
+      const auto it = ids.find(id);
+      if (it == ids.end()) {
+        throw StreamError(source + ":" + std::to_string(s.line) + ": tensor ID " +
+                          std::to_string(id) +
+                          " was declared by a kernel section that has not run (" + s.text + ")");
+      }
+      return it->second;
+    };
     switch (s.kind) {
       case Step::kTensor: {
         const TensorLine& d = s.tensor;
@@ -566,23 +602,15 @@ void replay(Tl& tl, const Section& sec, IdMap& ids, const std::string& source) {
       case Step::kWait:
         tl.wait();
         break;
+      case Step::kHostRandom:
+        tl.cpu().host_fill_random(handle(s.host.id), s.host.seed, s.host.lo, s.host.hi);
+        break;
       case Step::kCommand:
         if (const auto* c = std::get_if<CpuOverheadCmd>(&s.cmd)) {
           tl.cycles(c->cycles);
           break;
         }
-        // The parser saw every ID declared earlier in the file; it can only
-        // be missing here when that earlier section did not run in this run.
-        tl.emit(with_handles(s.cmd, [&](Handle id) {
-          const auto it = ids.find(id);
-          if (it == ids.end()) {
-            throw StreamError(source + ":" + std::to_string(s.line) + ": tensor ID " +
-                              std::to_string(id) +
-                              " was declared by a kernel section that has not run (" + s.text +
-                              ")");
-          }
-          return it->second;
-        }));
+        tl.emit(with_handles(s.cmd, handle));
         break;
     }
   }

@@ -1,6 +1,6 @@
 // The recorded PE_CPU command stream (issue "Replay", ADR-0064 Test
-// Requirement 7): StreamRecorder writes every tensor declaration, command and
-// tl.wait() of a live run to a text file; load_command_stream turns such a
+// Requirement 7): StreamRecorder writes every tensor declaration, command,
+// tl.wait() and tl.host_random() of a live run to a text file; load_command_stream turns such a
 // file (or a hand-written one) back into kernels that replay it through the
 // same dispatch path, so both give identical dispatch accounting, op logs and
 // latency.
@@ -43,6 +43,11 @@
 //       extras, as tl's gemm_op builds it.
 //   cycles N                                      tl.cycles(N)
 //   wait                                          tl.wait()
+//   host_random ID seed=SEED [lo=LO] [hi=HI]      tl.host_random: the host
+//       initialises the tensor with seeded uniform values in [LO, HI)
+//       (floats as in extras; default -1 and 1), after the queue drains.
+//       (tl.host_write's explicit values are not recorded: PE_CPU does not
+//       report them, so a replay of such a kernel reads them uninitialised.)
 //
 // KEY=VALUE fields may come in any order, except that `op` operands and
 // extras keep their order. Numbers are decimal integers unless stated.
@@ -58,7 +63,7 @@
 //   int    64-bit integer          extra=m:int:64
 //   float  a double; the recorder writes the shortest text that reads back
 //          exactly (std::to_chars); inf, -inf and nan are allowed
-//                                  extra=factor:float:0.08838834764831845
+//                                  extra=factor:float:0.08838834764831843
 //   ints   comma-separated integers, possibly none
 //                                  extra=shape:ints:64,64
 //   str    the rest of the field   extra=tag:str:rows
@@ -77,6 +82,7 @@
 //   kernel scaled_copy
 //   tensor 1 x hbm bf16 64x64 @0x10000000000
 //   tensor 2 a tcm bf16 64x64 @0x0
+//   host_random 1 seed=7
 //   dma_read dst=2 src=1
 //   math scale out=2 src_a=2 extra=factor:float:0.5
 //   wait
@@ -108,6 +114,7 @@ class StreamRecorder : public CpuObserver {
   void on_tensor(const TensorDesc& d, bool is_view, Handle base) override;
   void on_command(const Command& cmd) override;
   void on_wait() override;
+  void on_host_fill(Handle h, uint64_t seed, double lo, double hi) override;
   // Flushes and closes; throws std::runtime_error naming the path if the
   // file could not be written.
   void close();

@@ -13,6 +13,13 @@
 
 namespace kb::test {
 
+// Gives tensors host-initialised values, as a kernel's inputs (reading a
+// tensor nothing has written is an error in both modes).
+inline void init(Tl& tl, std::initializer_list<Tensor> tensors) {
+  uint64_t seed = 1;
+  for (const Tensor& t : tensors) tl.host_random(t, seed++);
+}
+
 inline RunResult run_kernel(const Kernel& kernel, const PeConfig& cfg = PeConfig{},
                             const std::string& name = "test_kernel") {
   RunSpec spec;

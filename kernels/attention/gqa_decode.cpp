@@ -16,16 +16,9 @@ namespace {
 // scratch, the per-head prologue/epilogue and the per-tile dispatch figures.
 class GqaDecode {
  public:
-  GqaDecode(Tl& tl, const GqaShape& s) : tl_(tl), s_(s), g_(s.q_heads / s.kv_heads) {
-    if (s.q_heads % s.kv_heads != 0) {
-      throw KernelError("gqa decode: q_heads " + std::to_string(s.q_heads) +
-                        " is not a multiple of kv_heads " + std::to_string(s.kv_heads));
-    }
+  GqaDecode(Tl& tl, const GqaShape& s, const GqaTensors& in)
+      : tl_(tl), s_(s), g_(s.q_heads / s.kv_heads), q_(in.q), k_(in.k), v_(in.v), out_(in.out) {
     const int64_t d = s.head_dim, T = s.kv_tile;
-    q_ = tl.hbm("Q", s.q_heads, d, s.dtype);
-    k_ = tl.hbm("K", s.kv_heads * s.context, d, s.dtype);
-    v_ = tl.hbm("V", s.kv_heads * s.context, d, s.dtype);
-    out_ = tl.hbm("O_out", s.q_heads, d, Dtype::kFp32);
     q_g_ = tl.tcm("q_g", g_, d, s.dtype);
     scores_ = tl.tcm("S", g_, T, Dtype::kFp32);
     m_[0] = tl.tcm("m0", g_, 1, Dtype::kFp32);
@@ -101,7 +94,8 @@ class GqaDecode {
   Tl& tl_;
   GqaShape s_;
   int64_t g_;
-  Tensor q_, k_, v_, out_, q_g_, scores_, m_[2], l_, o_;
+  Tensor q_, k_, v_, out_;
+  Tensor q_g_, scores_, m_[2], l_, o_;
   SoftmaxMergeScratch scratch_;
 };
 
@@ -117,8 +111,26 @@ void emit_as_math_cmd(Tl& tl, const OpSpec& op) {
 
 }  // namespace
 
-void gqa_decode_opt3(Tl& tl, const GqaShape& shape) {
-  GqaDecode d(tl, shape);
+GqaTensors gqa_inputs(Tl& tl, const GqaShape& s, uint64_t seed) {
+  if (s.q_heads % s.kv_heads != 0) {
+    throw KernelError("gqa decode: q_heads " + std::to_string(s.q_heads) +
+                      " is not a multiple of kv_heads " + std::to_string(s.kv_heads));
+  }
+  GqaTensors t{tl.hbm("Q", s.q_heads, s.head_dim, s.dtype),
+               tl.hbm("K", s.kv_heads * s.context, s.head_dim, s.dtype),
+               tl.hbm("V", s.kv_heads * s.context, s.head_dim, s.dtype),
+               tl.hbm("O_out", s.q_heads, s.head_dim, Dtype::kFp32)};
+  tl.host_random(t.q, seed, -s.input_range, s.input_range);
+  tl.host_random(t.k, seed + 1, -s.input_range, s.input_range);
+  tl.host_random(t.v, seed + 2, -s.input_range, s.input_range);
+  return t;
+}
+
+void gqa_decode_opt3(Tl& tl, const GqaShape& s) { gqa_decode_opt3(tl, s, gqa_inputs(tl, s)); }
+void gqa_decode_opt2(Tl& tl, const GqaShape& s) { gqa_decode_opt2(tl, s, gqa_inputs(tl, s)); }
+
+void gqa_decode_opt3(Tl& tl, const GqaShape& shape, const GqaTensors& in) {
+  GqaDecode d(tl, shape, in);
   const int64_t g = shape.q_heads / shape.kv_heads;
   // Double-buffered K and V tiles, and the P @ V partial.
   const Tensor k_buf[2] = {d.tcm("k_tile0", shape.kv_tile, shape.head_dim, shape.dtype),
@@ -139,8 +151,8 @@ void gqa_decode_opt3(Tl& tl, const GqaShape& shape) {
   });
 }
 
-void gqa_decode_opt2(Tl& tl, const GqaShape& shape) {
-  GqaDecode d(tl, shape);
+void gqa_decode_opt2(Tl& tl, const GqaShape& shape, const GqaTensors& in) {
+  GqaDecode d(tl, shape, in);
   d.run([&](const GqaDecode::Tile& t) {
     // #1: S = (Q K^T) * scale; the scheduler streams K from HBM.
     tl.composite("qk",

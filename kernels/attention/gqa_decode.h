@@ -29,8 +29,20 @@ struct GqaShape {
   int64_t context = 4096;
   int64_t kv_tile = 128;
   Dtype dtype = Dtype::kBf16;  // Q, K, V in HBM; scores, state and O are fp32
+  double input_range = 1.0;    // inputs are uniform in [-input_range, input_range)
 };
 
+// HBM tensors: Q [q_heads, d], K and V [kv_heads x context, d] (head h's
+// cache is rows [h x context, (h + 1) x context)), the output O [q_heads, d]
+// in fp32. Q, K and V hold seeded random inputs.
+struct GqaTensors {
+  Tensor q, k, v, out;
+};
+GqaTensors gqa_inputs(Tl& tl, const GqaShape& s, uint64_t seed = 7);
+
+void gqa_decode_opt3(Tl& tl, const GqaShape& s, const GqaTensors& t);
+void gqa_decode_opt2(Tl& tl, const GqaShape& s, const GqaTensors& t);
+// On fresh gqa_inputs().
 void gqa_decode_opt3(Tl& tl, const GqaShape& s);
 void gqa_decode_opt2(Tl& tl, const GqaShape& s);
 

@@ -4,10 +4,11 @@
 
 namespace kb {
 
-void gemm_async_full(Tl& tl, const GemmShape& s) {
-  const Tensor a = tl.hbm("A", s.m, s.k, s.dtype);
-  const Tensor b = tl.hbm("B", s.k, s.n, s.dtype);
-  const Tensor c = tl.hbm("C", s.m, s.n, Dtype::kFp32);
+void gemm_async_full(Tl& tl, const GemmShape& s) { gemm_async_full(tl, s, gemm_inputs(tl, s)); }
+void gemm_async_tiled(Tl& tl, const GemmShape& s) { gemm_async_tiled(tl, s, gemm_inputs(tl, s)); }
+
+void gemm_async_full(Tl& tl, const GemmShape& s, const GemmTensors& t) {
+  const Tensor &a = t.a, &b = t.b, &c = t.c;
   const Tensor ta = tl.tcm("a", s.m, s.k, s.dtype);
   const Tensor tb = tl.tcm("b", s.k, s.n, s.dtype);
   const Tensor tc = tl.tcm("c", s.m, s.n, Dtype::kFp32);
@@ -17,10 +18,8 @@ void gemm_async_full(Tl& tl, const GemmShape& s) {
   tl.store(c, tc);
 }
 
-void gemm_async_tiled(Tl& tl, const GemmShape& s) {
-  const Tensor a = tl.hbm("A", s.m, s.k, s.dtype);
-  const Tensor b = tl.hbm("B", s.k, s.n, s.dtype);
-  const Tensor c = tl.hbm("C", s.m, s.n, Dtype::kFp32);
+void gemm_async_tiled(Tl& tl, const GemmShape& s, const GemmTensors& t) {
+  const Tensor &a = t.a, &b = t.b, &c = t.c;
   const Tensor ta = tl.tcm("a", s.m, s.k, s.dtype);
   const Tensor acc = tl.tcm("acc", s.m, s.n, Dtype::kFp32);
   const Tensor b_buf[2] = {tl.tcm("b_chunk0", s.tile_k, s.n, s.dtype),

@@ -13,6 +13,9 @@
 
 namespace kb {
 
+void gemm_async_full(Tl& tl, const GemmShape& s, const GemmTensors& t);
+void gemm_async_tiled(Tl& tl, const GemmShape& s, const GemmTensors& t);
+// On fresh gemm_inputs().
 void gemm_async_full(Tl& tl, const GemmShape& s);
 void gemm_async_tiled(Tl& tl, const GemmShape& s);
 

@@ -2,11 +2,10 @@
 
 namespace kb {
 
-void gemm_composite(Tl& tl, const GemmShape& s) {
-  const Tensor a = tl.hbm("A", s.m, s.k, s.dtype);
-  const Tensor b = tl.hbm("B", s.k, s.n, s.dtype);
-  const Tensor c = tl.hbm("C", s.m, s.n, Dtype::kFp32);
-  tl.composite("gemm", {gemm_op(OpScope::kTile, c, a, b)}, {c});
+void gemm_composite(Tl& tl, const GemmShape&, const GemmTensors& t) {
+  tl.composite("gemm", {gemm_op(OpScope::kTile, t.c, t.a, t.b)}, {t.c});
 }
+
+void gemm_composite(Tl& tl, const GemmShape& s) { gemm_composite(tl, s, gemm_inputs(tl, s)); }
 
 }  // namespace kb

@@ -7,6 +7,7 @@
 
 namespace kb {
 
-void gemm_composite(Tl& tl, const GemmShape& s);
+void gemm_composite(Tl& tl, const GemmShape& s, const GemmTensors& t);
+void gemm_composite(Tl& tl, const GemmShape& s);  // on fresh gemm_inputs()
 
 }  // namespace kb

@@ -4,10 +4,20 @@
 
 namespace kb {
 
+GemmTensors gemm_inputs(Tl& tl, const GemmShape& s, uint64_t seed) {
+  GemmTensors t{tl.hbm("A", s.m, s.k, s.dtype), tl.hbm("B", s.k, s.n, s.dtype),
+                tl.hbm("C", s.m, s.n, Dtype::kFp32)};
+  tl.host_random(t.a, seed);
+  tl.host_random(t.b, seed + 1);
+  return t;
+}
+
 void gemm_tiled_single_op(Tl& tl, const GemmShape& s) {
-  const Tensor a = tl.hbm("A", s.m, s.k, s.dtype);
-  const Tensor b = tl.hbm("B", s.k, s.n, s.dtype);
-  const Tensor c = tl.hbm("C", s.m, s.n, Dtype::kFp32);
+  gemm_tiled_single_op(tl, s, gemm_inputs(tl, s));
+}
+
+void gemm_tiled_single_op(Tl& tl, const GemmShape& s, const GemmTensors& t) {
+  const Tensor &a = t.a, &b = t.b, &c = t.c;
   Tensor a_buf[2], b_buf[2], c_buf[2];
   for (int i = 0; i < 2; ++i) {
     a_buf[i] = tl.tcm("a_buf" + std::to_string(i), s.tile_m, s.tile_k, s.dtype);

@@ -20,6 +20,14 @@ struct GemmShape {
   int64_t tile_m = 64, tile_n = 64, tile_k = 64;  // kernel tiles (single-op kernels)
 };
 
+// The operands in HBM: A and B hold seeded random inputs, C is the output.
+struct GemmTensors {
+  Tensor a, b, c;
+};
+GemmTensors gemm_inputs(Tl& tl, const GemmShape& s, uint64_t seed = 1);
+
+void gemm_tiled_single_op(Tl& tl, const GemmShape& s, const GemmTensors& t);
+// Declares fresh inputs (gemm_inputs) and runs the kernel on them.
 void gemm_tiled_single_op(Tl& tl, const GemmShape& s);
 
 }  // namespace kb

@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "models/pe/init_tracker.h"
+
 namespace kb {
 
 namespace {
@@ -169,6 +171,62 @@ void check_command(const Command& cmd, const TensorTable& t) {
       }
     }
     for (Handle h : c->rw_handles) tensor(t, h, base, "rw_handle");
+  }
+}
+
+namespace {
+
+struct Access {
+  std::vector<std::pair<const char*, Handle>> reads;
+  std::vector<Handle> writes;
+};
+
+void read_then_write(const Access& a, const TensorTable& t, InitTracker& init, const std::string& what) {
+  for (const auto& [slot, h] : a.reads) {
+    const TensorDesc& d = t.at(h);
+    if (!init.initialised(d)) {
+      fail(what, std::string("reads uninitialised ") + slot + " " + describe(d) +
+                     " (nothing has written it: load or compute it first, or initialise it from the host)");
+    }
+  }
+  for (Handle h : a.writes) init.mark(t.at(h));
+}
+
+Access op_access(const OpSpec& op) {
+  Access a;
+  for (const NamedOperand& o : op.operands) a.reads.emplace_back(o.name.c_str(), o.handle);
+  if (op.kind == "gemm" && extra_bool(op.extra, "accumulate")) a.reads.emplace_back("out", op.out);
+  a.writes.push_back(op.out);
+  return a;
+}
+
+}  // namespace
+
+void check_initialised(const Command& cmd, const TensorTable& t, InitTracker& init) {
+  if (const auto* c = std::get_if<DmaReadCmd>(&cmd)) {
+    read_then_write({{{"src", c->src}}, {c->dst}}, t, init, "DmaReadCmd");
+  } else if (const auto* c = std::get_if<DmaWriteCmd>(&cmd)) {
+    read_then_write({{{"src", c->src}}, {c->dst}}, t, init, "DmaWriteCmd");
+  } else if (const auto* c = std::get_if<CopyCmd>(&cmd)) {
+    read_then_write({{{"src", c->src}}, {c->dst}}, t, init, "CopyCmd");
+  } else if (const auto* c = std::get_if<GemmCmd>(&cmd)) {
+    Access a{{{"a", c->a}, {"b", c->b}}, {c->out}};
+    if (c->accumulate) a.reads.emplace_back("out", c->out);
+    read_then_write(a, t, init, "GemmCmd");
+  } else if (const auto* c = std::get_if<MathCmd>(&cmd)) {
+    Access a{{}, {c->out}};
+    for (size_t i = 0; i < c->operands.size(); ++i) a.reads.emplace_back(i == 0 ? "src_a" : "src_b", c->operands[i]);
+    read_then_write(a, t, init, std::string("MathCmd ") + to_string(c->op));
+  } else if (const auto* c = std::get_if<CompositeCmd>(&cmd)) {
+    // The plan's order: prologue, tile, epilogue; program order within each.
+    for (OpScope scope : {OpScope::kPrologue, OpScope::kTile, OpScope::kEpilogue}) {
+      for (size_t i = 0; i < c->ops.size(); ++i) {
+        const OpSpec& op = c->ops[i];
+        if (op.scope != scope) continue;
+        read_then_write(op_access(op), t, init,
+                        "CompositeCmd '" + c->name + "' op " + std::to_string(i) + " (" + op.kind + ")");
+      }
+    }
   }
 }
 

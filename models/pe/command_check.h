@@ -11,4 +11,10 @@ namespace kb {
 
 void check_command(const Command& cmd, const TensorTable& table);
 
+class InitTracker;
+// Every tensor the command reads holds a value (written by an earlier
+// command, an earlier op of the same composite in plan order, or the host);
+// then marks what it writes. Throws KernelError naming the tensor.
+void check_initialised(const Command& cmd, const TensorTable& table, InitTracker& init);
+
 }  // namespace kb

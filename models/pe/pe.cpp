@@ -6,7 +6,8 @@ Pe::Pe(sc_core::sc_module_name name, const PeConfig& cfg)
     : sc_module(name),
       cfg_(cfg),
       table_(cfg_.tcm.size_bytes),
-      pe_cpu("pe_cpu", cfg_, table_, log_),
+      data_{store_, table_},
+      pe_cpu("pe_cpu", cfg_, table_, log_, data_),
       pe_scheduler("pe_scheduler", cfg_, table_, log_),
       pe_dma("pe_dma", cfg_),
       pe_gemm("pe_gemm", cfg_),
@@ -19,6 +20,12 @@ Pe::Pe(sc_core::sc_module_name name, const PeConfig& cfg)
   pe_scheduler.math.bind(pe_math.in);
   pe_scheduler.tcm.bind(pe_tcm.in);
   pe_dma.mem.bind(hbm.in);
+  if (cfg_.data_mode) {
+    for (StageEngine* e : {static_cast<StageEngine*>(&pe_dma), static_cast<StageEngine*>(&pe_gemm),
+                           static_cast<StageEngine*>(&pe_math), static_cast<StageEngine*>(&pe_tcm)}) {
+      e->set_data(&data_);
+    }
+  }
 }
 
 }  // namespace kb

@@ -12,7 +12,9 @@
 #include <systemc>
 
 #include "models/config/pe_config.h"
+#include "models/mem/backing_store.h"
 #include "models/mem/hbm.h"
+#include "models/pe/data_exec.h"
 #include "models/pe/pe_cpu.h"
 #include "models/pe/pe_dma.h"
 #include "models/pe/pe_gemm.h"
@@ -31,11 +33,14 @@ class Pe : public sc_core::sc_module {
   const PeConfig& config() const { return cfg_; }
   OpLog& op_log() { return log_; }
   TensorTable& tensors() { return table_; }
+  uint64_t data_bytes() const { return store_.bytes(); }
 
  private:
   const PeConfig cfg_;  // owned copy: modules keep references to it
   OpLog log_;
   TensorTable table_;
+  BackingStore store_;  // data mode values; empty in timing mode
+  DataContext data_;
 
  public:
   PeCpu pe_cpu;

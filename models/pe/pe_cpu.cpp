@@ -6,7 +6,8 @@
 
 namespace kb {
 
-PeCpu::PeCpu(sc_core::sc_module_name name, const PeConfig& cfg, TensorTable& table, OpLog& log)
+PeCpu::PeCpu(sc_core::sc_module_name name, const PeConfig& cfg, TensorTable& table, OpLog& log,
+             DataContext& data)
     : sc_module(name),
       cmd("cmd"),
       state_signal("state"),
@@ -14,6 +15,7 @@ PeCpu::PeCpu(sc_core::sc_module_name name, const PeConfig& cfg, TensorTable& tab
       cfg_(cfg),
       table_(table),
       log_(log),
+      data_(data),
       clock_(cfg.clock_freq_ghz) {
   SC_HAS_PROCESS(PeCpu);
   SC_THREAD(run);
@@ -50,6 +52,33 @@ Handle PeCpu::declare_at(const std::string& name, MemSpace space, int64_t rows, 
   const Handle h = table_.declare_at(name, space, rows, cols, dtype, address, row_stride);
   if (observer_) observer_->on_tensor(table_.at(h), false, 0);
   return h;
+}
+
+void PeCpu::host_fill_random(Handle h, uint64_t seed, double lo, double hi) {
+  drain();
+  const TensorDesc& t = table_.at(h);
+  if (observer_) observer_->on_host_fill(h, seed, lo, hi);
+  if (cfg_.data_mode) kb::host_fill_random(data_, t, seed, lo, hi);
+  init_.mark(t);
+}
+
+void PeCpu::host_write(Handle h, const std::vector<float>& values) {
+  drain();
+  const TensorDesc& t = table_.at(h);
+  if (cfg_.data_mode) kb::host_write(data_, t, values);
+  init_.mark(t);
+}
+
+std::vector<float> PeCpu::host_read(Handle h) {
+  drain();
+  const TensorDesc& t = table_.at(h);
+  if (!cfg_.data_mode) {
+    throw KernelError("host read of '" + t.name + "' needs data mode (--data)");
+  }
+  if (!init_.initialised(t)) {
+    throw KernelError("host read of uninitialised '" + t.name + "' " + t.shape_string());
+  }
+  return kb::host_read(data_, t);
 }
 
 DispatchTotals PeCpu::dispatch_totals() const {
@@ -105,6 +134,7 @@ void PeCpu::dispatch(const Command& c) {
   const uint64_t id = next_id_;
   try {
     check_command(c, table_);
+    check_initialised(c, table_, init_);
   } catch (const KernelError& e) {
     throw KernelError("kernel '" + res.kernel + "', command #" + std::to_string(id) + " " +
                       e.what());

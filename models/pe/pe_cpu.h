@@ -22,6 +22,8 @@
 #include "models/pe/clock.h"
 #include "models/pe/commands.h"
 #include "models/pe/cost_model.h"
+#include "models/pe/data_exec.h"
+#include "models/pe/init_tracker.h"
 #include "models/pe/tensor_table.h"
 #include "models/trace/op_log.h"
 
@@ -65,6 +67,10 @@ struct CpuObserver {
   virtual void on_launch(const std::string& kernel) = 0;
   virtual void on_tensor(const TensorDesc& d, bool is_view, Handle base) = 0;
   virtual void on_command(const Command& cmd) = 0;
+  // Host initialisation of a tensor with seeded uniform values.
+  virtual void on_host_fill(Handle h, uint64_t seed, double lo, double hi) {
+    (void)h, (void)seed, (void)lo, (void)hi;
+  }
   // tl.wait() from a kernel (not the drain that ends every launch): it
   // changes timing, so a replayable stream must record it.
   virtual void on_wait() {}
@@ -76,7 +82,8 @@ class PeCpu : public sc_core::sc_module {
  public:
   tlm_utils::simple_initiator_socket<PeCpu> cmd;  // to PE_SCHEDULER
 
-  PeCpu(sc_core::sc_module_name name, const PeConfig& cfg, TensorTable& table, OpLog& log);
+  PeCpu(sc_core::sc_module_name name, const PeConfig& cfg, TensorTable& table, OpLog& log,
+        DataContext& data);
 
   // Queues a kernel; launches run back to back, in order, from time 0.
   void launch(const std::string& name, Kernel kernel);
@@ -94,6 +101,14 @@ class PeCpu : public sc_core::sc_module {
   Handle declare_at(const std::string& name, MemSpace space, int64_t rows, int64_t cols,
                     Dtype dtype, uint64_t address, int64_t row_stride);
   DispatchTotals dispatch_totals() const;
+
+  // Host access to memory, in zero simulated time after the queue drains
+  // (so no command still in flight touches the tensor). Initialising works
+  // in both modes (it marks the tensor as holding values; data mode also
+  // writes them); reading needs data mode.
+  void host_fill_random(Handle h, uint64_t seed, double lo, double hi);
+  void host_write(Handle h, const std::vector<float>& values);
+  std::vector<float> host_read(Handle h);
   void add_metric(const std::string& name, double value);
   const TensorTable& table() const { return table_; }
 
@@ -115,6 +130,8 @@ class PeCpu : public sc_core::sc_module {
   const PeConfig& cfg_;
   TensorTable& table_;
   OpLog& log_;
+  DataContext& data_;
+  InitTracker init_;
   Clock clock_;
   CpuObserver* observer_ = nullptr;
   std::vector<std::pair<std::string, Kernel>> launches_;

@@ -77,6 +77,7 @@ void PeScheduler::accept(uint64_t id, const Command& cmd) {
   f.id = id;
   build_stages(id, cmd, table_, cfg_, f.stages);  // ADR-0064 D5: no time
   f.remaining = uint32_t(f.stages.size());
+  if (cfg_.data_mode) f.data = std::make_unique<CommandData>(CommandData{cmd, {}});
   changed_.notify();
 
   const HandleAccess access = handle_access(cmd);
@@ -151,6 +152,7 @@ void PeScheduler::engine_thread(Engine e) {
     InFlight& f = inflight_.at(r.cmd_id);
     const Stage& s = f.stages[r.stage];
     ext->stage = &s;
+    ext->data = f.data.get();
     payload.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
     busy_[int(e)] = true;
     changed_.notify();

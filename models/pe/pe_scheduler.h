@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <memory>
 #include <queue>
 #include <vector>
 
@@ -25,6 +26,7 @@
 
 #include "models/config/pe_config.h"
 #include "models/pe/commands.h"
+#include "models/pe/data_exec.h"
 #include "models/pe/hazard_scoreboard.h"
 #include "models/pe/stage.h"
 #include "models/pe/tensor_table.h"
@@ -69,6 +71,7 @@ class PeScheduler : public sc_core::sc_module {
     uint32_t remaining = 0;  // stages not yet complete
     uint32_t blockers = 0;   // earlier conflicting commands not yet complete
     std::vector<uint64_t> waiters;  // later commands blocked on this one
+    std::unique_ptr<CommandData> data;  // data mode only
   };
   struct Ready {
     uint64_t cmd_id;

@@ -33,21 +33,30 @@ struct Stage {
   MathOp op = MathOp::kAdd;     // MATH
   int64_t row_len = 0;          // MATH reductions: elements reduced per row
   bool tcm_only = false;        // COPY: both ends in TCM
+  // Data mode: which OpSpec of a composite this stage serves (-1: the
+  // single-op command itself) and, for tile stages, the block it covers:
+  // rows [m0, m0 + m) x cols [n0, n0 + n) of the output, K [k0, k0 + k).
+  int32_t op_index = -1;
+  int64_t m0 = 0, n0 = 0, k0 = 0;
   // Plan edges (indices into the command's stage list).
   std::vector<uint32_t> dependents;
   uint32_t pending = 0;  // unfinished predecessors
 };
 
-// Carries the stage to the engine over the TLM socket (STYLE.md 6).
+struct CommandData;  // data mode state of one in-flight command (data_exec.h)
+
+// Carries the stage to the engine over the TLM socket (STYLE.md 6); in data
+// mode also the command's data state, so the engine computes real values.
 struct StageExtension : tlm::tlm_extension<StageExtension> {
   const Stage* stage = nullptr;
+  CommandData* data = nullptr;  // null in timing mode
   tlm::tlm_extension_base* clone() const override {
     auto* e = new StageExtension;
-    e->stage = stage;
+    *e = *this;
     return e;
   }
   void copy_from(const tlm::tlm_extension_base& other) override {
-    stage = static_cast<const StageExtension&>(other).stage;
+    *this = static_cast<const StageExtension&>(other);
   }
 };
 

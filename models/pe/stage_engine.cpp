@@ -25,6 +25,8 @@ void StageEngine::b_transport(tlm::tlm_generic_payload& payload,
     delay = sc_core::SC_ZERO_TIME;
   }
   execute(*ext->stage);
+  // Values are computed when the stage's time has passed, in stage order.
+  if (data_ && ext->data) execute_stage_data(*ext->stage, *ext->data, *data_);
   payload.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 

@@ -9,6 +9,7 @@
 
 #include "models/config/pe_config.h"
 #include "models/pe/clock.h"
+#include "models/pe/data_exec.h"
 #include "models/pe/stage.h"
 
 namespace kb {
@@ -18,12 +19,15 @@ class StageEngine : public sc_core::sc_module {
   tlm_utils::simple_target_socket<StageEngine> in;  // stages from PE_SCHEDULER
 
   StageEngine(sc_core::sc_module_name name, const PeConfig& cfg);
+  // Data mode: compute the values of every stage (data_exec.h).
+  void set_data(DataContext* data) { data_ = data; }
 
  protected:
   // Default: wait stage_cycles() (engine_timing.h).
   virtual void execute(const Stage& s);
   const PeConfig& cfg_;
   Clock clock_;
+  DataContext* data_ = nullptr;
 
  private:
   void b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);

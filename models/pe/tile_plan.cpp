@@ -73,15 +73,32 @@ class PlanBuilder {
   }
 
   // A prologue/epilogue op: one standalone stage on its engine.
-  int standalone_op(const OpSpec& op) {
+  int standalone_op(const OpSpec& op, int32_t index) {
+    int s;
     if (op.kind == "gemm") {
       const TensorDesc& a = table_.at(operand(op, "a"));
       const TensorDesc& o = table_.at(op.out);
-      return gemm(-1, o.rows, o.cols, a.cols);
+      s = gemm(-1, o.rows, o.cols, a.cols);
+    } else {
+      MathOp m{};
+      math_op_from_string(op.kind, &m);
+      s = math(-1, m, handles(op), op.out, 0);
     }
-    MathOp m{};
-    math_op_from_string(op.kind, &m);
-    return math(-1, m, handles(op), op.out, 0);
+    at(s).op_index = index;
+    return s;
+  }
+
+  // Marks a tile stage with the OpSpec and output block it serves.
+  void block(int s, int32_t index, int64_t m0, int64_t n0, int64_t k0, int64_t rows,
+             int64_t cols, int64_t depth) {
+    Stage& st = at(s);
+    st.op_index = index;
+    st.m0 = m0;
+    st.n0 = n0;
+    st.k0 = k0;
+    st.m = rows;
+    st.n = cols;
+    st.k = depth;
   }
 
   void composite(const CompositeCmd& c);
@@ -114,15 +131,21 @@ void PlanBuilder::composite(const CompositeCmd& c) {
   // Prologue: standalone stages in program order.
   int last_prologue = -1;
   const OpSpec* tile_gemm = nullptr;
-  std::vector<const OpSpec*> tile_math;
-  for (const OpSpec& op : c.ops) {
+  int32_t gemm_index = -1;
+  std::vector<std::pair<int32_t, const OpSpec*>> tile_math;
+  for (size_t i = 0; i < c.ops.size(); ++i) {
+    const OpSpec& op = c.ops[i];
     if (op.scope == OpScope::kPrologue) {
-      const int s = standalone_op(op);
+      const int s = standalone_op(op, int32_t(i));
       edge(last_prologue, s);
       last_prologue = s;
     } else if (op.scope == OpScope::kTile) {
-      if (op.kind == "gemm") tile_gemm = &op;
-      else tile_math.push_back(&op);
+      if (op.kind == "gemm") {
+        tile_gemm = &op;
+        gemm_index = int32_t(i);
+      } else {
+        tile_math.emplace_back(int32_t(i), &op);
+      }
     }
   }
 
@@ -159,6 +182,7 @@ void PlanBuilder::composite(const CompositeCmd& c) {
           edge(last_prologue, fetch);
           if (t >= 2) edge(gemms[size_t(t - 2)], fetch);  // operand buffer reuse
           const int g = gemm(t, rows, cols, kk);
+          block(g, gemm_index, mi, ni, ki, rows, cols, kk);
           edge(fetch, g);
           if (!gemms.empty()) edge(gemms.back(), g);  // accumulation order
           fetches.push_back(fetch);
@@ -166,11 +190,13 @@ void PlanBuilder::composite(const CompositeCmd& c) {
           if (ki + tk < k) continue;
           // Output block complete: STORE, tile-scope math, DMA_WRITE.
           int prev = tcm(RecordKind::kStore, t, uint64_t(rows * cols) * dtype_bytes(o.dtype));
+          block(prev, gemm_index, mi, ni, ki, rows, cols, kk);
           edge(g, prev);
-          for (const OpSpec* op : tile_math) {
+          for (const auto& [index, op] : tile_math) {
             MathOp mo{};
             math_op_from_string(op->kind, &mo);
             const int s = math(t, mo, handles(*op), op->out, uint64_t(rows * cols));
+            block(s, index, mi, ni, 0, rows, cols, 0);
             edge(prev, s);
             prev = s;
           }
@@ -190,9 +216,10 @@ void PlanBuilder::composite(const CompositeCmd& c) {
 
   // Epilogue: after every tile, standalone stages in program order.
   int prev = -1;
-  for (const OpSpec& op : c.ops) {
+  for (size_t i = 0; i < c.ops.size(); ++i) {
+    const OpSpec& op = c.ops[i];
     if (op.scope != OpScope::kEpilogue) continue;
-    const int s = standalone_op(op);
+    const int s = standalone_op(op, int32_t(i));
     if (prev < 0) {
       for (int e : block_ends) edge(e, s);
     } else {

@@ -12,16 +12,30 @@ Tensor Tl::tensor(Handle h) const {
   return Tensor{h, d.rows, d.cols, d.dtype, d.space};
 }
 
+namespace {
+// Descriptor-table mistakes name the kernel, like command errors do.
+template <class F>
+Handle in_kernel(const std::string& kernel, F f) {
+  try {
+    return f();
+  } catch (const KernelError& e) {
+    throw KernelError("kernel '" + kernel + "': " + e.what());
+  }
+}
+}  // namespace
+
 Tensor Tl::hbm(const std::string& name, int64_t rows, int64_t cols, Dtype dtype) {
-  return tensor(cpu_.declare(name, MemSpace::kHbm, rows, cols, dtype));
+  return tensor(in_kernel(kernel_name_, [&] { return cpu_.declare(name, MemSpace::kHbm, rows, cols, dtype); }));
 }
 
 Tensor Tl::tcm(const std::string& name, int64_t rows, int64_t cols, Dtype dtype) {
-  return tensor(cpu_.declare(name, MemSpace::kTcm, rows, cols, dtype));
+  return tensor(in_kernel(kernel_name_, [&] { return cpu_.declare(name, MemSpace::kTcm, rows, cols, dtype); }));
 }
 
 Tensor Tl::view(const Tensor& t, int64_t row0, int64_t nrows, int64_t col0, int64_t ncols) {
-  return tensor(cpu_.view(t.handle, row0, nrows, col0, ncols < 0 ? t.cols - col0 : ncols));
+  return tensor(in_kernel(kernel_name_, [&] {
+    return cpu_.view(t.handle, row0, nrows, col0, ncols < 0 ? t.cols - col0 : ncols);
+  }));
 }
 
 void Tl::load(const Tensor& dst, const Tensor& src) {
@@ -99,6 +113,16 @@ void Tl::composite(const std::string& name, std::vector<OpSpec> ops,
 void Tl::composite(CompositeCmd cmd) { cpu_.dispatch(cmd); }
 
 void Tl::emit(const Command& cmd) { cpu_.dispatch(cmd); }
+
+void Tl::host_random(const Tensor& t, uint64_t seed, double lo, double hi) {
+  cpu_.host_fill_random(t.handle, seed, lo, hi);
+}
+
+void Tl::host_write(const Tensor& t, const std::vector<float>& values) {
+  cpu_.host_write(t.handle, values);
+}
+
+std::vector<float> Tl::host_read(const Tensor& t) { return cpu_.host_read(t.handle); }
 
 DispatchTotals Tl::dispatch_totals() const { return cpu_.dispatch_totals(); }
 

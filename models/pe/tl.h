@@ -85,6 +85,14 @@ class Tl {
                  std::initializer_list<Tensor> rw_handles);
   void composite(CompositeCmd cmd);
 
+  // --- host access (zero simulated time, after the queue drains)
+  // Inputs: seeded uniform values in [lo, hi), rounded to the dtype. In
+  // timing mode nothing is stored, but the tensor counts as initialised.
+  void host_random(const Tensor& t, uint64_t seed, double lo = -1.0, double hi = 1.0);
+  void host_write(const Tensor& t, const std::vector<float>& values);
+  std::vector<float> host_read(const Tensor& t);  // data mode only
+  bool data_mode() const { return cfg_.data_mode; }
+
   // A pre-built command through the same dispatch path (e.g. replay).
   void emit(const Command& cmd);
 

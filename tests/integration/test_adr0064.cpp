@@ -40,6 +40,7 @@ Kernel single_command(Kind k, int64_t s) {
     const Tensor a = tl.tcm("a", s, s, Dtype::kBf16);
     const Tensor b = tl.tcm("b", s, s, Dtype::kBf16);
     const Tensor c = tl.tcm("c", s, s, Dtype::kBf16);
+    test::init(tl, {h, a, b});
     switch (k) {
       case Kind::kDmaRead: tl.load(a, h); break;
       case Kind::kDmaWrite: tl.store(h, a); break;
@@ -101,6 +102,7 @@ void mixed_kernel(Tl& tl) {
   const Tensor b = tl.tcm("b", 128, 128, Dtype::kBf16);
   const Tensor c = tl.tcm("c", 128, 128, Dtype::kBf16);
   const Tensor m = tl.tcm("m", 128, 1, Dtype::kFp32);
+  test::init(tl, {x});
   tl.load(a, x);
   tl.load(b, x);
   tl.dot(c, a, b);

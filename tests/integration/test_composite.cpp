@@ -31,6 +31,7 @@ CompositeCmd one_gemm(Tl& tl) {
   const Tensor a = tl.tcm("a", 64, 64, Dtype::kBf16);
   const Tensor b = tl.hbm("b", 64, 64, Dtype::kBf16);
   const Tensor c = tl.tcm("c", 64, 64, Dtype::kBf16);
+  test::init(tl, {a, b});
   return CompositeCmd{"one_gemm", {gemm_op(OpScope::kTile, c, a, b)}, {c.handle}};
 }
 
@@ -38,6 +39,7 @@ CompositeCmd math_chain(Tl& tl) {
   const Tensor x = tl.tcm("x", 32, 64, Dtype::kFp32);
   const Tensor m = tl.tcm("m", 32, 1, Dtype::kFp32);
   const Tensor s = tl.tcm("s", 32, 1, Dtype::kFp32);
+  test::init(tl, {x});
   const OpScope p = OpScope::kPrologue;
   return CompositeCmd{"math_chain",
                       {math_op(MathOp::kRowMax, p, m, {x}), math_op(MathOp::kSubBcast, p, x, {x, m}),
@@ -60,6 +62,7 @@ MergeTensors merge_tensors(Tl& tl, int64_t g = 8, int64_t t = 128, int64_t d = 1
           tl.tcm("l", g, 1, Dtype::kFp32), tl.tcm("O", g, d, Dtype::kFp32)};
   m.x = {tl.tcm("mt", g, 1, Dtype::kFp32), tl.tcm("corr", g, 1, Dtype::kFp32),
          tl.tcm("P", g, t, Dtype::kFp32), tl.tcm("rs", g, 1, Dtype::kFp32)};
+  test::init(tl, {m.s, m.v, m.st.m_in, m.st.l, m.st.o});
   return m;
 }
 
@@ -147,6 +150,7 @@ TEST(CompositeBytes, HandCountedSizes) {
 // A composite of n binary math ops: 4 + 1 + 28 n + 1 + 8 bytes.
 CompositeCmd chain_of(Tl& tl, int n) {
   const Tensor a = tl.tcm("a", 8, 8, Dtype::kFp32);
+  test::init(tl, {a});
   CompositeCmd c{"chain" + std::to_string(n), {}, {a.handle}};
   for (int i = 0; i < n; ++i) c.ops.push_back(math_op(MathOp::kAdd, OpScope::kPrologue, a, {a, a}));
   return c;
@@ -157,8 +161,9 @@ TEST(CompositeCap, OverTheCapFailsAtEmitAndNothingReachesTheScheduler) {
   spec.keep_records = true;
   spec.launches = {{"capped", [](Tl& tl) {
                       const Tensor b = tl.tcm("b", 8, 8, Dtype::kFp32);
+                      const CompositeCmd big = chain_of(tl, 40);  // 1130 bytes > 1024
                       tl.fill(b, 1.0);                  // command 1: fine
-                      tl.composite(chain_of(tl, 40));  // 1130 bytes > 1024
+                      tl.composite(big);
                       tl.fill(b, 2.0);                  // never reached
                     }}};
   const RunResult r = run_isolated(spec);
@@ -233,6 +238,7 @@ Kernel gemm_in(PlanCase p, int64_t m = 128, int64_t n = 192, int64_t k = 256) {
       return s == MemSpace::kHbm ? tl.hbm(name, r, c, Dtype::kBf16) : tl.tcm(name, r, c, Dtype::kBf16);
     };
     const Tensor a = decl("a", m, k, p.a), b = decl("b", k, n, p.b), c = decl("c", m, n, p.c);
+    test::init(tl, {a, b});
     tl.composite("gemm", {gemm_op(OpScope::kTile, c, a, b)}, {c});
   };
 }
@@ -347,6 +353,7 @@ TEST(CompositeHazards, ReaderOfAnEarlierCompositesOutputWaits) {
     const Tensor c = tl.tcm("c", 128, 128, Dtype::kBf16), d = tl.tcm("d", 128, 128, Dtype::kBf16);
     const Tensor x = tl.hbm("x", 128, 128, Dtype::kBf16), y = tl.hbm("y", 128, 128, Dtype::kBf16);
     const Tensor z = tl.tcm("z", 128, 128, Dtype::kBf16);
+    test::init(tl, {a, b, x, y});
     tl.composite("producer", {gemm_op(OpScope::kTile, c, a, b)}, {c});        // 1 writes c
     tl.composite("consumer", {math_op(MathOp::kExp, OpScope::kPrologue, d, {c})}, {d});  // 2 reads c
     tl.composite("independent", {gemm_op(OpScope::kTile, z, x, y)}, {z});     // 3 unrelated
@@ -372,6 +379,7 @@ TEST(CompositeHazards, SingleOpWriterOrdersAfterCompositeReader) {
   const RunResult r = run_kernel([](Tl& tl) {
     const Tensor a = tl.tcm("a", 128, 128, Dtype::kBf16), b = tl.hbm("b", 128, 128, Dtype::kBf16);
     const Tensor c = tl.tcm("c", 128, 128, Dtype::kBf16), x = tl.hbm("x", 128, 128, Dtype::kBf16);
+    test::init(tl, {a, b, x});
     tl.composite("reader", {gemm_op(OpScope::kTile, c, a, b)}, {c});  // 1 reads a
     tl.load(a, x);                                                     // 2 overwrites a: WAR
   });

@@ -22,6 +22,7 @@ using ::testing::HasSubstr;
 void many_loads(Tl& tl) {
   const Tensor src = tl.hbm("src", 256, 256, Dtype::kBf16);
   const Tensor dst = tl.tcm("dst", 256, 256, Dtype::kBf16);
+  test::init(tl, {src});
   for (int i = 0; i < 32; ++i) tl.load(dst, src);
 }
 
@@ -34,6 +35,7 @@ TEST(BackPressure, ShallowQueueStallsCpuAndSlowsKernel) {
     const Tensor x = tl.hbm("x", 64, 64, Dtype::kBf16);
     const Tensor a[2] = {tl.tcm("a0", 64, 64, Dtype::kBf16), tl.tcm("a1", 64, 64, Dtype::kBf16)};
     const Tensor c[2] = {tl.tcm("c0", 64, 64, Dtype::kBf16), tl.tcm("c1", 64, 64, Dtype::kBf16)};
+    test::init(tl, {x});
     for (int i = 0; i < 16; ++i) {
       tl.load(a[i % 2], x);
       tl.exp(c[i % 2], a[i % 2]);
@@ -82,6 +84,7 @@ TEST(Scoreboard, ReadAfterWriteWaits) {
     const Tensor x = tl.hbm("x", 128, 128, Dtype::kBf16);
     const Tensor a = tl.tcm("a", 128, 128, Dtype::kBf16);
     const Tensor b = tl.tcm("b", 128, 128, Dtype::kBf16);
+    test::init(tl, {x});
     tl.load(a, x);  // 1 writes a (DMA)
     tl.exp(b, a);   // 2 reads a (MATH)
   });
@@ -93,6 +96,7 @@ TEST(Scoreboard, WriteAfterReadWaits) {
     const Tensor x = tl.hbm("x", 128, 128, Dtype::kBf16);
     const Tensor a = tl.tcm("a", 128, 128, Dtype::kBf16);
     const Tensor b = tl.tcm("b", 128, 128, Dtype::kBf16);
+    test::init(tl, {x, a});
     tl.exp(b, a);   // 1 reads a (MATH)
     tl.load(a, x);  // 2 overwrites a (DMA)
   });
@@ -103,6 +107,7 @@ TEST(Scoreboard, WriteAfterWriteWaits) {
   const RunResult r = run_kernel([](Tl& tl) {
     const Tensor x = tl.hbm("x", 128, 128, Dtype::kBf16);
     const Tensor a = tl.tcm("a", 128, 128, Dtype::kBf16);
+    test::init(tl, {x});
     tl.fill(a, 0.0);  // 1 writes a (MATH)
     tl.load(a, x);    // 2 writes a (DMA)
   });
@@ -116,6 +121,7 @@ TEST(Scoreboard, IndependentCommandsOnDifferentEnginesOverlap) {
     const Tensor b = tl.tcm("b", 256, 256, Dtype::kBf16);
     const Tensor c = tl.tcm("c", 256, 256, Dtype::kBf16);
     const Tensor d = tl.tcm("d", 256, 256, Dtype::kBf16);
+    test::init(tl, {x, b});
     tl.load(a, x);   // 1 DMA
     tl.exp(c, b);    // 2 MATH, unrelated
     tl.dot(d, b, b); // 3 GEMM, reads b only (RAR is no hazard)
@@ -132,6 +138,7 @@ TEST(Scoreboard, DisjointViewsOfOneTensorDoNotConflict) {
     const Tensor a = tl.tcm("a", 256, 128, Dtype::kBf16);
     const Tensor top = tl.view(a, 0, 128), bottom = tl.view(a, 128, 128);
     const Tensor c = tl.tcm("c", 128, 128, Dtype::kBf16);
+    test::init(tl, {x, bottom});
     tl.load(top, x);    // 1 writes the top half
     tl.exp(c, bottom);  // 2 reads the bottom half: independent
     tl.exp(c, top);     // 3 reads the top half: RAW on 1 (and WAW on 2)
@@ -187,6 +194,7 @@ TEST(EngineTiming, ClockScalesTimeNotCycles) {
   const Kernel k = [](Tl& tl) {
     const Tensor a = tl.tcm("a", 64, 64, Dtype::kFp32);
     const Tensor b = tl.tcm("b", 64, 64, Dtype::kFp32);
+    test::init(tl, {a});
     tl.exp(b, a);
   };
   const OpRecord s = stage_of(run_kernel(k, slow), 1), f = stage_of(run_kernel(k, fast), 1);
@@ -274,6 +282,7 @@ TEST(KernelErrors, RejectedCommandChargesNothing) {
   spec.launches = {{"bad_kernel", [](Tl& tl) {
                       const Tensor a = tl.tcm("a", 8, 8, Dtype::kFp32);
                       const Tensor b = tl.tcm("b", 4, 4, Dtype::kFp32);
+                      test::init(tl, {a, b});
                       tl.exp(a, a);
                       tl.exp(a, b);  // rejected before any dispatch time
                     }}};

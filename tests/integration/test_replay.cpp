@@ -116,11 +116,12 @@ void composite(Tl& tl) { gemm_composite(tl, GemmShape{}); }
 
 // The softmax_merge recipe over a few KV tiles, with the scores scaled by
 // 1/sqrt(d) (a float extra that is not a short decimal), -inf fills,
-// tl.cycles and a tl.wait in the middle.
+// host-initialised V, tl.cycles and a tl.wait in the middle.
 void merge_stream(Tl& tl) {
   const int64_t g = 8, d = 128, t = 64, tiles = 3;
   const Tensor v = tl.hbm("V", t * tiles, d, Dtype::kBf16);
   const Tensor out = tl.hbm("O out", g, d, Dtype::kFp32);
+  tl.host_random(v, 11);
   const Tensor s = tl.tcm("S", g, t, Dtype::kFp32);
   const Tensor m[2] = {tl.tcm("m0", g, 1, Dtype::kFp32), tl.tcm("m1", g, 1, Dtype::kFp32)};
   SoftmaxMergeState st{m[0], m[1], tl.tcm("l", g, 1, Dtype::kFp32),
@@ -229,6 +230,7 @@ TEST(Recording, TwiceGivesByteIdenticalFiles) {
   EXPECT_THAT(a, HasSubstr("extra=value:float:-inf\n"));
   EXPECT_THAT(a, HasSubstr("\ncycles 37\n"));
   EXPECT_THAT(a, HasSubstr("\nwait\n"));
+  EXPECT_THAT(a, HasSubstr("\nhost_random 70 seed=11 lo=-1 hi=1\n"));
   EXPECT_THAT(a, HasSubstr("\ncomposite softmax_merge rw="));
   EXPECT_THAT(a, HasSubstr(" accumulate\n"));  // single-op gemm flag
   EXPECT_THAT(a, HasSubstr("extra=accumulate:bool:1\nend\n"));
@@ -241,6 +243,7 @@ TEST(Recording, ExtrasAndNamesRoundTrip) {
   const Kernel k = [](Tl& tl) {
     const Tensor a = tl.tcm("a b%c=\"d", 16, 16, Dtype::kFp32);
     const Tensor e = tl.tcm("", 16, 16, Dtype::kFp32);
+    tl.host_random(a, 3, -2.5, 0.1);
     tl.math(MathOp::kExp, e, {a},
             {{"flag", true},
              {"no", false},
@@ -265,6 +268,7 @@ TEST(Recording, ExtrasAndNamesRoundTrip) {
   EXPECT_THAT(a, HasSubstr("\nkernel odd%20kernel\n"));
   EXPECT_THAT(a, HasSubstr(" a%20b%25c%3D%22d tcm fp32 16x16 @0x0 stride=16\n"));
   EXPECT_THAT(a, HasSubstr(" \"\" tcm fp32 16x16 @0x"));
+  EXPECT_THAT(a, HasSubstr("\nhost_random 1 seed=3 lo=-2.5 hi=0.1\n"));
   EXPECT_THAT(a, HasSubstr(" extra=flag:bool:1 extra=no:bool:0 extra=n:int:-7 extra=f:float:0.1"
                            " extra=tiny:float:5e-324 extra=list:ints:64,-1,3 extra=none:ints:"
                            " extra=s:str:two%20words:%25 extra=empty:str:\"\""
@@ -385,48 +389,50 @@ const char kTensors[] =
 
 std::vector<Malformed> malformed_cases() {
   const std::string h = kHead, t = kTensors;
-  auto s = [](const std::string& x) { return x; };
   return {
-      {"UnknownKeyword", s(h + t + "dma_reed dst=2 src=1\n"), 5,
+      {"UnknownKeyword", h + t + "dma_reed dst=2 src=1\n", 5,
        "unknown keyword 'dma_reed' (dma_reed dst=2 src=1)"},
-      {"UnknownId", s(h + t + "dma_read dst=2 src=9\n"), 5,
+      {"UnknownId", h + t + "dma_read dst=2 src=9\n", 5,
        "unknown tensor ID 9 in 'src=9' (dma_read dst=2 src=9)"},
-      {"BadNumber", s(h + t + "cycles 12x\n"), 5, "bad number '12x' for cycles (cycles 12x)"},
-      {"BadShape", s(h + "kernel k\ntensor 1 x hbm bf16 64xq4 @0x0\n"), 3,
+      {"BadNumber", h + t + "cycles 12x\n", 5, "bad number '12x' for cycles (cycles 12x)"},
+      {"BadShape", h + "kernel k\ntensor 1 x hbm bf16 64xq4 @0x0\n", 3,
        "bad number 'q4' for cols in '64xq4'"},
       {"CompositeWithoutEndAtEof",
-       s(h + t + "composite c rw=2\n  op exp prologue out=2 src_a=2\n"), 5,
+       h + t + "composite c rw=2\n  op exp prologue out=2 src_a=2\n", 5,
        "composite has no 'end' before end of file (composite c rw=2)"},
       {"CompositeWithoutEndBeforeKernel",
-       s(h + t + "composite c rw=2\n  op exp prologue out=2 src_a=2\nkernel k2\n"), 5,
+       h + t + "composite c rw=2\n  op exp prologue out=2 src_a=2\nkernel k2\n", 5,
        "composite has no 'end' before 'kernel' on line 7 (composite c rw=2)"},
-      {"CommandInsideComposite", s(h + t + "composite c\ncycles 3\nend\n"), 6,
+      {"CommandInsideComposite", h + t + "composite c\ncycles 3\nend\n", 6,
        "expected 'op' or 'end' inside composite 'c' (cycles 3)"},
-      {"MissingHeader", s(t + "cycles 3\n"), 1, "missing header '# kernbench command stream v1' (kernel k)"},
-      {"EmptyFile", s(""), 1, "missing header"},
-      {"UnknownVersion", s("# kernbench command stream v2\n" + t), 1,
+      {"MissingHeader", t + "cycles 3\n", 1, "missing header '# kernbench command stream v1' (kernel k)"},
+      {"EmptyFile", "", 1, "missing header"},
+      {"UnknownVersion", "# kernbench command stream v2\n" + t, 1,
        "unsupported command stream version"},
-      {"UnknownMathOp", s(h + t + "math sqrt out=2 src_a=2\n"), 5,
+      {"UnknownMathOp", h + t + "math sqrt out=2 src_a=2\n", 5,
        "unknown math op 'sqrt' (math sqrt out=2 src_a=2)"},
-      {"UnknownOpKind", s(h + t + "composite c\n  op conv tile out=2\nend\n"), 6,
+      {"UnknownOpKind", h + t + "composite c\n  op conv tile out=2\nend\n", 6,
        "unknown op kind 'conv'"},
-      {"UnknownScope", s(h + t + "composite c\n  op exp tiles out=2 src_a=2\nend\n"), 6,
+      {"UnknownScope", h + t + "composite c\n  op exp tiles out=2 src_a=2\nend\n", 6,
        "unknown scope 'tiles'"},
-      {"UnknownDtype", s(h + "kernel k\ntensor 1 x hbm fp64 4x4 @0x0\n"), 3, "unknown dtype 'fp64'"},
-      {"UnknownSpace", s(h + "kernel k\ntensor 1 x sram fp32 4x4 @0x0\n"), 3, "unknown space 'sram'"},
-      {"MissingField", s(h + t + "dma_write dst=1\n"), 5, "missing field 'src=' (dma_write dst=1)"},
-      {"UnknownField", s(h + t + "copy dst=2 src=2 size=4\n"), 5, "unknown field 'size=4'"},
-      {"DuplicateId", s(h + t + "tensor 2 b tcm bf16 64x64 @0x2000\n"), 5,
+      {"UnknownDtype", h + "kernel k\ntensor 1 x hbm fp64 4x4 @0x0\n", 3, "unknown dtype 'fp64'"},
+      {"UnknownSpace", h + "kernel k\ntensor 1 x sram fp32 4x4 @0x0\n", 3, "unknown space 'sram'"},
+      {"MissingField", h + t + "dma_write dst=1\n", 5, "missing field 'src=' (dma_write dst=1)"},
+      {"UnknownField", h + t + "copy dst=2 src=2 size=4\n", 5, "unknown field 'size=4'"},
+      {"DuplicateId", h + t + "tensor 2 b tcm bf16 64x64 @0x2000\n", 5,
        "tensor ID 2 is already declared"},
-      {"LineBeforeKernel", s(h + "cycles 3\n"), 2, "'cycles' before the first 'kernel' line (cycles 3)"},
-      {"EndWithoutComposite", s(h + t + "end\n"), 5, "'end' without 'composite'"},
-      {"BadExtra", s(h + t + "math scale out=2 src_a=2 extra=factor:0.5\n"), 5,
+      {"LineBeforeKernel", h + "cycles 3\n", 2, "'cycles' before the first 'kernel' line (cycles 3)"},
+      {"EndWithoutComposite", h + t + "end\n", 5, "'end' without 'composite'"},
+      {"BadExtra", h + t + "math scale out=2 src_a=2 extra=factor:0.5\n", 5,
        "extra 'extra=factor:0.5' must be extra=NAME:TYPE:VALUE"},
-      {"BadExtraType", s(h + t + "math scale out=2 src_a=2 extra=factor:double:0.5\n"), 5,
+      {"BadExtraType", h + t + "math scale out=2 src_a=2 extra=factor:double:0.5\n", 5,
        "unknown extra type 'double'"},
-      {"BadFloat", s(h + t + "math scale out=2 src_a=2 extra=factor:float:0.5.1\n"), 5,
+      {"BadFloat", h + t + "math scale out=2 src_a=2 extra=factor:float:0.5.1\n", 5,
        "bad number '0.5.1' for extra=factor:float:0.5.1"},
-      {"BadEscape", s(h + "kernel k%2\n"), 2, "bad %XX escape in name 'k%2'"},
+      {"HostRandomUnknownId", h + t + "host_random 3 seed=1\n", 5,
+       "unknown tensor ID 3 in 'host_random 3' (host_random 3 seed=1)"},
+      {"HostRandomMissingSeed", h + t + "host_random 1 lo=0\n", 5, "missing field 'seed='"},
+      {"BadEscape", h + "kernel k%2\n", 2, "bad %XX escape in name 'k%2'"},
   };
 }
 
@@ -464,6 +470,7 @@ TEST(LoaderErrors, IdFromASectionThatDidNotRun) {
   TempDir dir;
   const std::string path = dir.file("two.stream");
   write_file(path, std::string(kHead) + kTensors +
+                       "host_random 1 seed=5\n"
                        "kernel k2\n"
                        "dma_read dst=2 src=1\n");
   const Launches k = load_command_stream(path);
@@ -471,7 +478,7 @@ TEST(LoaderErrors, IdFromASectionThatDidNotRun) {
   EXPECT_TRUE(run(k, PeConfig{}).ok);
   const RunResult alone = run({k[1]}, PeConfig{});
   EXPECT_FALSE(alone.ok);
-  EXPECT_THAT(alone.error, HasSubstr(path + ":6: tensor ID 2 was declared by a kernel section"));
+  EXPECT_THAT(alone.error, HasSubstr(path + ":7: tensor ID 2 was declared by a kernel section"));
 }
 
 }  // namespace

@@ -1,0 +1,52 @@
+#include "models/pe/init_tracker.h"
+
+namespace kb {
+
+namespace {
+template <class F>
+void for_each_row_range(const TensorDesc& t, F f) {
+  const uint64_t row_bytes = uint64_t(t.cols) * dtype_bytes(t.dtype);
+  if (t.row_stride == t.cols) {  // contiguous: one range
+    f(t.address, t.address + uint64_t(t.rows) * row_bytes);
+    return;
+  }
+  const uint64_t stride = uint64_t(t.row_stride) * dtype_bytes(t.dtype);
+  for (int64_t r = 0; r < t.rows; ++r) f(t.address + uint64_t(r) * stride, t.address + uint64_t(r) * stride + row_bytes);
+}
+}  // namespace
+
+void InitTracker::add(uint64_t begin, uint64_t end) {
+  auto it = ranges_.upper_bound(begin);
+  if (it != ranges_.begin()) {
+    auto prev = std::prev(it);
+    if (prev->second >= begin) {  // overlaps or touches: extend it
+      begin = prev->first;
+      end = std::max(end, prev->second);
+      it = ranges_.erase(prev);
+    }
+  }
+  while (it != ranges_.end() && it->first <= end) {
+    end = std::max(end, it->second);
+    it = ranges_.erase(it);
+  }
+  ranges_.emplace(begin, end);
+}
+
+bool InitTracker::covered(uint64_t begin, uint64_t end) const {
+  auto it = ranges_.upper_bound(begin);
+  if (it == ranges_.begin()) return false;
+  --it;
+  return it->first <= begin && end <= it->second;
+}
+
+void InitTracker::mark(const TensorDesc& t) {
+  for_each_row_range(t, [this](uint64_t b, uint64_t e) { add(b, e); });
+}
+
+bool InitTracker::initialised(const TensorDesc& t) const {
+  bool ok = true;
+  for_each_row_range(t, [&](uint64_t b, uint64_t e) { ok = ok && covered(b, e); });
+  return ok;
+}
+
+}  // namespace kb
