@@ -55,11 +55,36 @@ int cmd_config(const std::string& config, const std::vector<std::string>& sets) 
   return 0;
 }
 
+// Observability outputs of `run` and `replay` (--trace, --vcd, --stats),
+// written by the simulating child process.
+struct Outputs {
+  std::string trace, vcd, stats;
+  void apply(kb::RunSpec& spec) const {
+    spec.trace_path = trace;
+    spec.vcd_path = vcd;
+    spec.stats_path = stats;
+  }
+};
+
+void add_output_options(CLI::App* sub, Outputs& o) {
+  sub->add_option("--trace", o.trace,
+                  "write a Chrome / Perfetto trace (JSON; open in ui.perfetto.dev or chrome://tracing)")
+      ->type_name("FILE.json");
+  sub->add_option("--vcd", o.vcd,
+                  "write VCD waveforms (GTKWave): engine busy, queue occupancy, PE_CPU state, "
+                  "descriptors written")
+      ->type_name("FILE.vcd");
+  sub->add_option("--stats", o.stats,
+                  "write statistics as JSON: busy time and utilisation, commands and logical "
+                  "bytes by type, dispatch, stall, CPU- or engine-bound verdict")
+      ->type_name("FILE.json");
+}
+
 // Prints a finished run's report and writes its JSON; the shared tail of
 // `run` and `replay`.
 int report_run(const std::string& title, const std::string& name, const kb::RunResult& r, const kb::PeConfig& cfg,
                const kb::Bench* bench, const kb::BenchParams* params, const std::string& oplog,
-               const std::string& json) {
+               const std::string& json, const Outputs& outputs = {}) {
   if (!r.ok) {
     std::cerr << "kernbench: " << title << " failed: " << r.error << "\n";
     return kExitRunFailed;
@@ -67,6 +92,9 @@ int report_run(const std::string& title, const std::string& name, const kb::RunR
   if (bench && bench->report) bench->report(std::cout, *params, cfg, r);
   else kb::print_run_report(std::cout, title, cfg, r);
   if (!oplog.empty()) std::cout << "op log written to " << oplog << "\n";
+  if (!outputs.trace.empty()) std::cout << "trace written to " << outputs.trace << "\n";
+  if (!outputs.vcd.empty()) std::cout << "VCD written to " << outputs.vcd << "\n";
+  if (!outputs.stats.empty()) std::cout << "statistics written to " << outputs.stats << "\n";
   if (!json.empty()) {
     nlohmann::json j = kb::run_summary_json(name, cfg, r);
     if (bench) j["figures"] = kb::bench_figures(*bench, *params, cfg, r);
@@ -77,7 +105,8 @@ int report_run(const std::string& title, const std::string& name, const kb::RunR
 
 int cmd_run(const std::string& name, const std::string& config,
             const std::vector<std::string>& sets, const std::vector<std::string>& params,
-            const std::string& oplog, const std::string& json, const std::string& record) {
+            const std::string& oplog, const std::string& json, const std::string& record,
+            const Outputs& outputs) {
   const kb::PeConfig cfg = kb::load_pe_config(config, sets);
   auto& registry = kb::BenchRegistry::instance();
   const kb::Bench& bench = registry.get(name);
@@ -87,20 +116,24 @@ int cmd_run(const std::string& name, const std::string& config,
   spec.launches = bench.launches(p, cfg);
   spec.oplog_path = oplog;
   spec.record_path = record;
-  const int rc = report_run("run '" + name + "'", name, kb::run_isolated(spec), cfg, &bench, &p, oplog, json);
+  outputs.apply(spec);
+  const int rc = report_run("run '" + name + "'", name, kb::run_isolated(spec), cfg, &bench, &p, oplog,
+                            json, outputs);
   if (rc == 0 && !record.empty()) std::cout << "command stream written to " << record << "\n";
   return rc;
 }
 
 int cmd_replay(const std::string& file, const std::string& config,
                const std::vector<std::string>& sets, const std::string& oplog,
-               const std::string& json) {
+               const std::string& json, const Outputs& outputs) {
   const kb::PeConfig cfg = kb::load_pe_config(config, sets);
   kb::RunSpec spec;
   spec.config = cfg;
   spec.launches = kb::load_command_stream(file);  // parse errors before simulating
   spec.oplog_path = oplog;
-  return report_run("replay '" + file + "'", file, kb::run_isolated(spec), cfg, nullptr, nullptr, oplog, json);
+  outputs.apply(spec);
+  return report_run("replay '" + file + "'", file, kb::run_isolated(spec), cfg, nullptr, nullptr, oplog,
+                    json, outputs);
 }
 
 // --- sweep
@@ -309,6 +342,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> sets, params;
   int jobs = int(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
   bool update = false, data = false;
+  Outputs outputs;
   auto add_config_options = [&](CLI::App* sub) {
     sub->add_option("--config", config,
                     "topology YAML (default: built-in defaults, identical to configs/pe.yaml)")
@@ -339,6 +373,7 @@ int main(int argc, char** argv) {
   run->add_option("--json", json, "write the run's figures as JSON");
   run->add_option("--record", record,
                   "write the command stream PE_CPU emitted, for `kernbench replay` (format: README)");
+  add_output_options(run, outputs);
 
   CLI::App* sweep = app.add_subcommand(
       "sweep", "run a bench at every point of a grid of configuration keys and bench parameters");
@@ -364,6 +399,7 @@ int main(int argc, char** argv) {
   add_data_option(replay);
   replay->add_option("--oplog", oplog, "write the op log as CSV (columns: see README)");
   replay->add_option("--json", json, "write the run's figures as JSON");
+  add_output_options(replay, outputs);
 
   CLI::App* conf = app.add_subcommand(
       "config", "print the effective configuration as YAML (after --config and --set)");
@@ -387,9 +423,9 @@ int main(int argc, char** argv) {
   try {
     if (*list) return cmd_list();
     if (*conf) return cmd_config(config, sets);
-    if (*run) return cmd_run(bench, config, sets, params, oplog, json, record);
+    if (*run) return cmd_run(bench, config, sets, params, oplog, json, record, outputs);
     if (*sweep) return cmd_sweep(bench, config, sets, params, csv, jobs);
-    if (*replay) return cmd_replay(file, config, sets, oplog, json);
+    if (*replay) return cmd_replay(file, config, sets, oplog, json, outputs);
     if (*goldens) return cmd_goldens(update, golden_dir, jobs);
   } catch (const kb::ConfigError& e) {
     std::cerr << "kernbench: " << e.what() << "\n";

@@ -1,6 +1,8 @@
 #include "tb/report.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <string>
 
 namespace kb {
 
@@ -14,7 +16,66 @@ std::string fmt(const char* f, double v) {
   std::snprintf(buf, sizeof buf, f, v);
   return buf;
 }
+
+std::string pct(double fraction) { return fmt("%.1f%%", 100.0 * fraction); }
+
+std::string pad(const std::string& s, size_t width) {
+  return s.size() >= width ? s : s + std::string(width - s.size(), ' ');
+}
+
+std::string lpad(const std::string& s, size_t width) {
+  return s.size() >= width ? s : std::string(width - s.size(), ' ') + s;
+}
 }  // namespace
+
+void print_stats_table(std::ostream& os, const RunStats& s) {
+  size_t name_w = 8;
+  for (const WindowStats& w : s.launches) name_w = std::max(name_w, w.name.size());
+  os << "  " << pad("kernel", name_w) << "    span(us)  PE_CPU busy  stalled  exposed  "
+     << pad("busiest engine", 17) << "queue full  verdict\n";
+  for (const WindowStats& w : s.launches) {
+    const Verdict& v = w.verdict;
+    os << "  " << pad(w.name, name_w) << fmt("%12.3f", double(w.span_ps()) / 1e6)
+       << lpad(pct(v.cpu_fraction), 13) << lpad(pct(w.fraction(w.stall_ps)), 9)
+       << lpad(pct(w.fraction(w.exposed_dispatch_ps)), 9) << "  "
+       << pad(std::string(to_string(v.busiest_engine)) + " " + pct(v.engine_fraction), 17)
+       << lpad(pct(w.fraction(w.queue_full_ps)), 10) << "  " << v.text() << "\n";
+  }
+}
+
+void print_stats_summary(std::ostream& os, const RunStats& s) {
+  os << "statistics (CPU-bound when PE_CPU is busy at least as long as the busiest engine)\n";
+  print_stats_table(os, s);
+  for (const WindowStats& w : s.launches) {
+    os << "  kernel " << w.name << ": " << w.verdict.text() << " -- " << w.verdict.explanation()
+       << "\n";
+    os << "    utilisation  ";
+    for (int c = 0; c < kNumComponents; ++c) {
+      if (Component(c) == Component::kPeScheduler) continue;
+      os << (c ? "  " : "") << to_string(Component(c)) << " " << pct(w.components[c].utilisation);
+    }
+    os << "\n";
+    os << "    dispatch     " << fmt("%.3f", double(w.dispatch_ps) / 1000.0) << " ns, "
+       << w.dispatch_cycles_charged << " cycles charged (" << fmt("%.3f", w.dispatch_cycles_exact)
+       << " exact); exposed with every engine idle " << pct(w.fraction(w.exposed_dispatch_ps))
+       << " of the span\n";
+    os << "    stalled      " << fmt("%.3f", double(w.stall_ps) / 1000.0) << " ns ("
+       << pct(w.fraction(w.stall_ps)) << " of the span) in " << w.stalls
+       << " descriptor writes held by a full queue\n";
+    os << "    queue        mean occupancy " << fmt("%.2f", w.occupancy_mean) << " of "
+       << s.queue_depth << ", max " << w.occupancy_max << ", full "
+       << pct(w.fraction(w.queue_full_ps)) << " of the span\n";
+    os << "    commands     " << w.commands << " (" << w.logical_bytes << " logical bytes)";
+    const char* sep = ": ";
+    for (int t = 0; t < kNumCommandTypes; ++t) {
+      if (!w.by_type[t].commands) continue;
+      os << sep << command_type_at(t) << " " << w.by_type[t].commands;
+      if (w.by_type[t].logical_bytes) os << " (" << w.by_type[t].logical_bytes << " B)";
+      sep = ", ";
+    }
+    os << "\n";
+  }
+}
 
 void print_run_report(std::ostream& os, const std::string& title, const PeConfig& cfg,
                       const RunResult& r) {
@@ -30,6 +91,9 @@ void print_run_report(std::ostream& os, const std::string& title, const PeConfig
        << " exact, at " << cfg.clock_freq_ghz << " GHz)\n";
     os << "    stalled (queue full)" << fmt("%12.3f", ns(l.stall_ps)) << " ns\n";
     if (l.cpu_cycles_ps) os << "    tl.cycles           " << fmt("%12.3f", ns(l.cpu_cycles_ps)) << " ns\n";
+    for (const auto& [name, value] : l.metrics) {
+      os << "    " << name << std::string(name.size() < 20 ? 20 - name.size() : 1, ' ') << fmt("%12.6g", value) << "\n";
+    }
   }
   os << "  component        busy (ns)   utilisation\n";
   for (Component c : kEngines) {
@@ -38,6 +102,7 @@ void print_run_report(std::ostream& os, const std::string& title, const PeConfig
        << fmt("%12.3f", ns(busy)) << fmt("%12.1f%%", span ? 100.0 * double(busy) / double(span) : 0.0)
        << "\n";
   }
+  print_stats_summary(os, r.stats);
 }
 
 nlohmann::json run_summary_json(const std::string& bench, const PeConfig& cfg, const RunResult& r) {
@@ -62,6 +127,7 @@ nlohmann::json run_summary_json(const std::string& bench, const PeConfig& cfg, c
         {"busy_ns", ns(r.busy_ps[int(c)])},
         {"utilisation", span ? double(r.busy_ps[int(c)]) / double(span) : 0.0}};
   }
+  j["stats"] = to_json(r.stats);
   return j;
 }
 

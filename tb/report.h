@@ -11,10 +11,22 @@
 
 namespace kb {
 
-// Latency, dispatch totals, stall time and per-engine busy time/utilisation.
+// Latency, dispatch totals, stall time and per-engine busy time/utilisation,
+// then print_stats_summary().
 void print_run_report(std::ostream& os, const std::string& title, const PeConfig& cfg,
                       const RunResult& r);
-// The same figures as JSON (times in ns, exact cycles as numbers).
+// The same figures as JSON (times in ns, exact cycles as numbers), plus
+// "stats": the statistics of models/trace/stats.h (times in ps).
 nlohmann::json run_summary_json(const std::string& bench, const PeConfig& cfg, const RunResult& r);
+
+// The short statistics summary for a bench table: one line per launch with
+// span, PE_CPU busy / stalled / exposed-dispatch fractions, the busiest
+// engine's fraction, the time the queue was full and the verdict
+// (models/trace/stats.h, kVerdictRule).
+void print_stats_table(std::ostream& os, const RunStats& s);
+// Per launch: the verdict with its fractions, per-component utilisation,
+// PE_CPU dispatch / stall, queue occupancy, and command counts and logical
+// bytes by type.
+void print_stats_summary(std::ostream& os, const RunStats& s);
 
 }  // namespace kb

@@ -8,12 +8,17 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <fstream>
 #include <memory>
+#include <stdexcept>
 #include <unordered_set>
 
 #include <systemc>
 
 #include "models/pe/pe.h"
+#include "models/trace/chrome_trace.h"
+#include "models/trace/counter_probe.h"
+#include "models/trace/vcd_trace.h"
 #include "tb/command_stream.h"
 
 namespace kb {
@@ -24,33 +29,66 @@ uint64_t RunResult::latency_ps() const {
   return t;
 }
 
+namespace {
+
+// Fails early (before simulating) when an output file cannot be written.
+void check_writable(const std::string& path, const char* what) {
+  if (path.empty()) return;
+  std::ofstream probe(path, std::ios::binary);
+  if (!probe) throw std::runtime_error(std::string("cannot write ") + what + " '" + path + "'");
+}
+
+void write_stats_file(const std::string& path, const RunStats& stats, const PeConfig& cfg) {
+  nlohmann::json j = to_json(stats);
+  j["clock_freq_ghz"] = cfg.clock_freq_ghz;
+  std::ofstream out(path, std::ios::binary);
+  out << j.dump(2) << "\n";
+  if (!out) throw std::runtime_error("cannot write statistics '" + path + "'");
+}
+
+}  // namespace
+
 RunResult run_in_process(const RunSpec& spec) {
   RunResult r;
   // Declared before pe so that it outlives it: PE_CPU calls it until the end.
   std::unique_ptr<StreamRecorder> recorder;
   std::unique_ptr<Pe> pe;
+  // Observers of pe's signals, destroyed before it.
+  std::unique_ptr<CounterProbe> occupancy;
+  std::unique_ptr<PeVcdTrace> vcd;
   // SystemC's info messages (e.g. "stopped by user" when a failing kernel
   // calls sc_stop) would mix into the reports.
   sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
   try {
     pe = std::make_unique<Pe>("pe", spec.config);
-    pe->op_log().configure(spec.keep_records, spec.oplog_path);
+    // The records stay in memory for the statistics and the trace; they
+    // reach the caller only with keep_records.
+    pe->op_log().configure(true, spec.oplog_path);
+    occupancy = std::make_unique<CounterProbe>("occupancy_probe", pe->pe_scheduler.occupancy_signal);
+    check_writable(spec.trace_path, "trace");
+    check_writable(spec.stats_path, "statistics");
+    if (!spec.vcd_path.empty()) vcd = std::make_unique<PeVcdTrace>(*pe, spec.vcd_path);
     if (!spec.record_path.empty()) {
       recorder = std::make_unique<StreamRecorder>(spec.record_path);
       pe->pe_cpu.set_observer(recorder.get());
     }
     for (const auto& [name, kernel] : spec.launches) pe->pe_cpu.launch(name, kernel);
     sc_core::sc_start();
+    r.end_ps = sc_core::sc_time_stamp().value();  // before vcd->close(), which may advance 1 ps
     if (recorder) recorder->close();  // also after a failed kernel: its stream so far
+    if (vcd) vcd->close();
   } catch (const std::exception& e) {
     r.error = e.what();
     return r;
   }
   pe->op_log().close();
   r.launches = pe->pe_cpu.results();
-  r.end_ps = sc_core::sc_time_stamp().value();
+  r.data_bytes = pe->data_bytes();
   for (int c = 0; c < kNumComponents; ++c) r.busy_ps[c] = pe->op_log().busy_ps(Component(c));
-  r.records = pe->op_log().records();
+  const std::vector<OpRecord>& records = pe->op_log().records();
+  r.stats = compute_run_stats(records, r.launches, occupancy->samples(),
+                              uint32_t(spec.config.scheduler.queue_depth));
+  if (spec.keep_records) r.records = records;
   r.ok = true;
   for (const LaunchResult& l : r.launches) {
     if (!l.error.empty()) {
@@ -62,6 +100,18 @@ RunResult run_in_process(const RunSpec& spec) {
   if (r.ok && r.launches.size() != spec.launches.size()) {
     r.ok = false;
     r.error = "simulation ended before every kernel launch completed";
+  }
+  // Written after a failed kernel too: what happened up to the failure.
+  try {
+    if (!spec.trace_path.empty()) {
+      std::vector<TraceSpan> spans;
+      for (const LaunchResult& l : r.launches) spans.push_back({l.kernel, l.start_ps, l.end_ps});
+      write_chrome_trace(spec.trace_path, records, occupancy->samples(), spans);
+    }
+    if (!spec.stats_path.empty()) write_stats_file(spec.stats_path, r.stats, spec.config);
+  } catch (const std::exception& e) {
+    if (r.ok) r.error = e.what();
+    r.ok = false;
   }
   return r;
 }
@@ -132,6 +182,7 @@ nlohmann::json to_json(const RunResult& r) {
   j["ok"] = r.ok;
   j["error"] = r.error;
   j["end_ps"] = r.end_ps;
+  j["data_bytes"] = r.data_bytes;
   j["latency_ps"] = r.latency_ps();
   j["busy_ps"] = busy_json(r.busy_ps);
   j["launches"] = nlohmann::json::array();
@@ -156,6 +207,7 @@ nlohmann::json to_json(const RunResult& r) {
   }
   j["records"] = nlohmann::json::array();
   for (const OpRecord& rec : r.records) j["records"].push_back(record_json(rec));
+  j["stats"] = to_json(r.stats);
   return j;
 }
 
@@ -164,6 +216,7 @@ RunResult run_result_from_json(const nlohmann::json& j) {
   r.ok = j.at("ok");
   r.error = j.at("error");
   r.end_ps = j.at("end_ps");
+  r.data_bytes = j.at("data_bytes");
   for (int c = 0; c < kNumComponents; ++c) r.busy_ps[c] = j.at("busy_ps").at(to_string(Component(c)));
   for (const auto& jl : j.at("launches")) {
     LaunchResult l;
@@ -184,6 +237,7 @@ RunResult run_result_from_json(const nlohmann::json& j) {
     r.launches.push_back(std::move(l));
   }
   for (const auto& jr : j.at("records")) r.records.push_back(record_from_json(jr));
+  if (j.contains("stats")) r.stats = run_stats_from_json(j.at("stats"));
   return r;
 }
 

@@ -16,6 +16,7 @@
 #include "models/config/pe_config.h"
 #include "models/pe/pe_cpu.h"
 #include "models/trace/op_log.h"
+#include "models/trace/stats.h"
 
 namespace kb {
 
@@ -25,6 +26,10 @@ struct RunSpec {
   std::string oplog_path;     // non-empty: stream the op log here as CSV
   bool keep_records = false;  // return every op-log record in the result
   std::string record_path;    // non-empty: write the PE_CPU command stream here
+  // Observability outputs, written by the simulating process (the child):
+  std::string trace_path;     // non-empty: Chrome / Perfetto trace JSON (models/trace/chrome_trace.h)
+  std::string vcd_path;       // non-empty: VCD waveforms (models/trace/vcd_trace.h)
+  std::string stats_path;     // non-empty: statistics JSON (models/trace/stats.h)
 };
 
 struct RunResult {
@@ -33,7 +38,9 @@ struct RunResult {
   std::vector<LaunchResult> launches;
   uint64_t busy_ps[kNumComponents] = {};  // summed over the whole run
   uint64_t end_ps = 0;                    // simulated time at the end
+  uint64_t data_bytes = 0;                // data-mode backing store allocated (0 in timing mode)
   std::vector<OpRecord> records;          // when keep_records
+  RunStats stats;                         // always (computed from the op log in the child)
 
   uint64_t latency_ps() const;  // summed over launches
 };

@@ -1,0 +1,308 @@
+#include "models/trace/stats.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace kb {
+
+const char kVerdictRule[] =
+    "CPU-bound when PE_CPU's busy fraction of the span (DISPATCH + CPU_CYCLES) is at least the "
+    "busiest engine's (pe_dma, pe_gemm, pe_math, pe_tcm); otherwise engine-bound, naming that "
+    "engine";
+
+namespace {
+
+const char* const kCommandTypes[kNumCommandTypes] = {
+    "DmaReadCmd", "DmaWriteCmd", "GemmCmd", "MathCmd", "CopyCmd", "CompositeCmd", "CpuOverheadCmd"};
+const Component kEngineComponents[] = {Component::kPeDma, Component::kPeGemm, Component::kPeMath,
+                                       Component::kPeTcm};
+
+bool is_engine(Component c) { return c != Component::kPeCpu && c != Component::kPeScheduler; }
+bool is_cpu_busy(const OpRecord& r) {
+  return r.component == Component::kPeCpu && r.kind != RecordKind::kStall;
+}
+
+std::string percent(double f) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", 100.0 * f);
+  return buf;
+}
+
+struct Interval {
+  uint64_t start, end;
+};
+
+// Length of the part of `cpu` (disjoint) not covered by `busy` (any).
+uint64_t uncovered(std::vector<Interval> cpu, std::vector<Interval> busy, uint64_t* busy_union) {
+  std::sort(busy.begin(), busy.end(), [](const Interval& a, const Interval& b) { return a.start < b.start; });
+  std::vector<Interval> merged;
+  for (const Interval& i : busy) {
+    if (i.end == i.start) continue;
+    if (!merged.empty() && i.start <= merged.back().end) merged.back().end = std::max(merged.back().end, i.end);
+    else merged.push_back(i);
+  }
+  *busy_union = 0;
+  for (const Interval& m : merged) *busy_union += m.end - m.start;
+  std::sort(cpu.begin(), cpu.end(), [](const Interval& a, const Interval& b) { return a.start < b.start; });
+  uint64_t total = 0;
+  size_t k = 0;
+  for (const Interval& c : cpu) {
+    uint64_t covered = 0;
+    while (k < merged.size() && merged[k].end <= c.start) ++k;
+    for (size_t m = k; m < merged.size() && merged[m].start < c.end; ++m) {
+      covered += std::min(c.end, merged[m].end) - std::max(c.start, merged[m].start);
+    }
+    total += (c.end - c.start) - covered;
+  }
+  return total;
+}
+
+// Accumulates one window's records; finish() derives the rest.
+class Window {
+ public:
+  Window(std::string name, uint64_t start, uint64_t end) {
+    w_.name = std::move(name);
+    w_.start_ps = start;
+    w_.end_ps = end;
+  }
+  void add(const OpRecord& r) {
+    const uint64_t d = r.end_ps - r.start_ps;
+    KindStats& k = w_.kinds[int(r.kind)];
+    ++k.count;
+    k.busy_ps += d;
+    k.bytes += r.bytes;
+    k.elements += r.elements;
+    ComponentStats& c = w_.components[int(r.component)];
+    ++c.records;
+    if (r.kind != RecordKind::kStall) c.busy_ps += d;
+    const int type = command_type_index(r.cmd_type);
+    switch (r.kind) {
+      case RecordKind::kDispatch:
+        ++w_.commands;
+        w_.logical_bytes += r.logical_bytes;
+        w_.dispatch_cycles_exact += r.dispatch_cycles_exact;
+        w_.dispatch_cycles_charged += r.dispatch_cycles_charged;
+        w_.dispatch_ps += d;
+        if (type >= 0) {
+          ++w_.by_type[type].commands;
+          w_.by_type[type].logical_bytes += r.logical_bytes;
+        }
+        break;
+      case RecordKind::kCpuCycles:
+        w_.cpu_cycles_ps += d;
+        if (type >= 0) ++w_.by_type[type].commands;
+        break;
+      case RecordKind::kStall:
+        w_.stall_ps += d;
+        ++w_.stalls;
+        break;
+      default:
+        break;
+    }
+    if (is_cpu_busy(r)) cpu_.push_back({r.start_ps, r.end_ps});
+    if (is_engine(r.component)) engines_.push_back({r.start_ps, r.end_ps});
+  }
+  WindowStats finish(const std::vector<CounterSample>& occupancy, uint32_t queue_depth) {
+    for (ComponentStats& c : w_.components) c.utilisation = w_.fraction(c.busy_ps);
+    uint64_t engine_union = 0;
+    w_.exposed_dispatch_ps = uncovered(cpu_, engines_, &engine_union);
+    w_.engines_idle_ps = w_.span_ps() > engine_union ? w_.span_ps() - engine_union : 0;
+    // The occupancy step function over [start, end).
+    double area = 0;
+    w_.occupancy_max = counter_value_at(occupancy, w_.start_ps);
+    for (size_t i = 0; i < occupancy.size(); ++i) {
+      const uint64_t from = std::max(occupancy[i].time_ps, w_.start_ps);
+      const uint64_t to = std::min(i + 1 < occupancy.size() ? occupancy[i + 1].time_ps : w_.end_ps, w_.end_ps);
+      if (to <= from) continue;
+      area += double(occupancy[i].value) * double(to - from);
+      w_.occupancy_max = std::max(w_.occupancy_max, occupancy[i].value);
+      if (queue_depth && occupancy[i].value >= queue_depth) w_.queue_full_ps += to - from;
+    }
+    w_.occupancy_mean = w_.span_ps() ? area / double(w_.span_ps()) : 0.0;
+    uint64_t busy[kNumComponents];
+    for (int c = 0; c < kNumComponents; ++c) busy[c] = w_.components[c].busy_ps;
+    w_.verdict = make_verdict(busy, w_.span_ps());
+    return w_;
+  }
+
+ private:
+  WindowStats w_;
+  std::vector<Interval> cpu_, engines_;
+};
+
+}  // namespace
+
+const char* command_type_at(int index) {
+  return index >= 0 && index < kNumCommandTypes ? kCommandTypes[index] : "?";
+}
+
+int command_type_index(const std::string& name) {
+  for (int t = 0; t < kNumCommandTypes; ++t)
+    if (name == kCommandTypes[t]) return t;
+  return -1;
+}
+
+std::string Verdict::text() const {
+  return cpu_bound ? "CPU-bound" : std::string("engine-bound (") + to_string(busiest_engine) + ")";
+}
+
+std::string Verdict::explanation() const {
+  return "PE_CPU busy " + percent(cpu_fraction) + " of the span, busiest engine " +
+         to_string(busiest_engine) + " " + percent(engine_fraction);
+}
+
+Verdict make_verdict(const uint64_t (&busy_ps)[kNumComponents], uint64_t span_ps) {
+  Verdict v;
+  for (Component e : kEngineComponents)
+    if (busy_ps[int(e)] > busy_ps[int(v.busiest_engine)]) v.busiest_engine = e;
+  const uint64_t cpu = busy_ps[int(Component::kPeCpu)], engine = busy_ps[int(v.busiest_engine)];
+  v.cpu_bound = cpu >= engine;
+  v.cpu_fraction = span_ps ? double(cpu) / double(span_ps) : 0.0;
+  v.engine_fraction = span_ps ? double(engine) / double(span_ps) : 0.0;
+  return v;
+}
+
+Verdict launch_verdict(const LaunchResult& l) { return make_verdict(l.busy_ps, l.latency_ps()); }
+
+RunStats compute_run_stats(const std::vector<OpRecord>& records,
+                           const std::vector<LaunchResult>& launches,
+                           const std::vector<CounterSample>& occupancy, uint32_t queue_depth) {
+  RunStats s;
+  s.queue_depth = queue_depth;
+  uint64_t run_end = launches.empty() ? 0 : launches.back().end_ps;
+  for (const OpRecord& r : records) run_end = std::max(run_end, r.end_ps);
+  Window run("run", launches.empty() ? 0 : launches.front().start_ps, run_end);
+  std::vector<Window> windows;
+  std::vector<uint64_t> last_id;  // the last command id of each launch
+  uint64_t id = 0;
+  for (const LaunchResult& l : launches) {
+    windows.emplace_back(l.kernel, l.start_ps, l.end_ps);
+    id += l.commands;
+    last_id.push_back(id);
+  }
+  // Launches run back to back and drain, so their records are contiguous in
+  // the op log; command ids run on across launches.
+  size_t li = 0;
+  for (const OpRecord& r : records) {
+    run.add(r);
+    if (windows.empty()) continue;
+    while (li + 1 < windows.size() &&
+           (r.end_ps > launches[li].end_ps || (r.cmd_id != 0 && r.cmd_id > last_id[li])))
+      ++li;
+    windows[li].add(r);
+  }
+  s.run = run.finish(occupancy, queue_depth);
+  for (Window& w : windows) s.launches.push_back(w.finish(occupancy, queue_depth));
+  return s;
+}
+
+// ---- JSON
+
+nlohmann::json to_json(const WindowStats& w) {
+  nlohmann::json j;
+  j["name"] = w.name;
+  j["start_ps"] = w.start_ps;
+  j["end_ps"] = w.end_ps;
+  j["span_ps"] = w.span_ps();
+  for (int c = 0; c < kNumComponents; ++c) {
+    if (Component(c) == Component::kPeScheduler) continue;
+    const ComponentStats& cs = w.components[c];
+    j["components"][to_string(Component(c))] = {
+        {"busy_ps", cs.busy_ps}, {"utilisation", cs.utilisation}, {"records", cs.records}};
+  }
+  for (int k = 0; k < kNumRecordKinds; ++k) {
+    const KindStats& ks = w.kinds[k];
+    j["records_by_kind"][to_string(RecordKind(k))] = {
+        {"count", ks.count}, {"busy_ps", ks.busy_ps}, {"bytes", ks.bytes}, {"elements", ks.elements}};
+  }
+  j["commands"]["total"] = w.commands;
+  j["commands"]["logical_bytes"] = w.logical_bytes;
+  for (int t = 0; t < kNumCommandTypes; ++t) {
+    j["commands"]["by_type"][kCommandTypes[t]] = {{"count", w.by_type[t].commands},
+                                                   {"logical_bytes", w.by_type[t].logical_bytes}};
+  }
+  j["dispatch"] = {{"ps", w.dispatch_ps},
+                   {"cycles_exact", w.dispatch_cycles_exact},
+                   {"cycles_charged", w.dispatch_cycles_charged}};
+  j["pe_cpu"] = {{"dispatch_ps", w.dispatch_ps},
+                 {"cpu_cycles_ps", w.cpu_cycles_ps},
+                 {"stall_ps", w.stall_ps},
+                 {"stalls", w.stalls},
+                 {"stall_fraction", w.fraction(w.stall_ps)},
+                 {"exposed_dispatch_ps", w.exposed_dispatch_ps},
+                 {"exposed_dispatch_fraction", w.fraction(w.exposed_dispatch_ps)}};
+  j["engines_idle_ps"] = w.engines_idle_ps;
+  j["engines_idle_fraction"] = w.fraction(w.engines_idle_ps);
+  j["queue"] = {{"occupancy_mean", w.occupancy_mean},
+                {"occupancy_max", w.occupancy_max},
+                {"full_ps", w.queue_full_ps},
+                {"full_fraction", w.fraction(w.queue_full_ps)}};
+  j["verdict"] = {{"bound", w.verdict.text()},
+                  {"cpu_bound", w.verdict.cpu_bound},
+                  {"cpu_busy_fraction", w.verdict.cpu_fraction},
+                  {"busiest_engine", to_string(w.verdict.busiest_engine)},
+                  {"busiest_engine_fraction", w.verdict.engine_fraction}};
+  return j;
+}
+
+nlohmann::json to_json(const RunStats& s) {
+  nlohmann::json j;
+  j["verdict_rule"] = kVerdictRule;
+  j["queue_depth"] = s.queue_depth;
+  j["run"] = to_json(s.run);
+  j["launches"] = nlohmann::json::array();
+  for (const WindowStats& w : s.launches) j["launches"].push_back(to_json(w));
+  return j;
+}
+
+namespace {
+
+WindowStats window_from_json(const nlohmann::json& j) {
+  WindowStats w;
+  w.name = j.at("name");
+  w.start_ps = j.at("start_ps");
+  w.end_ps = j.at("end_ps");
+  for (int c = 0; c < kNumComponents; ++c) {
+    if (Component(c) == Component::kPeScheduler) continue;
+    const auto& jc = j.at("components").at(to_string(Component(c)));
+    w.components[c] = {jc.at("busy_ps"), jc.at("utilisation"), jc.at("records")};
+  }
+  for (int k = 0; k < kNumRecordKinds; ++k) {
+    const auto& jk = j.at("records_by_kind").at(to_string(RecordKind(k)));
+    w.kinds[k] = {jk.at("count"), jk.at("busy_ps"), jk.at("bytes"), jk.at("elements")};
+  }
+  w.commands = j.at("commands").at("total");
+  w.logical_bytes = j.at("commands").at("logical_bytes");
+  for (int t = 0; t < kNumCommandTypes; ++t) {
+    const auto& jt = j.at("commands").at("by_type").at(kCommandTypes[t]);
+    w.by_type[t] = {jt.at("count"), jt.at("logical_bytes")};
+  }
+  w.dispatch_cycles_exact = j.at("dispatch").at("cycles_exact");
+  w.dispatch_cycles_charged = j.at("dispatch").at("cycles_charged");
+  const auto& cpu = j.at("pe_cpu");
+  w.dispatch_ps = cpu.at("dispatch_ps");
+  w.cpu_cycles_ps = cpu.at("cpu_cycles_ps");
+  w.stall_ps = cpu.at("stall_ps");
+  w.stalls = cpu.at("stalls");
+  w.exposed_dispatch_ps = cpu.at("exposed_dispatch_ps");
+  w.engines_idle_ps = j.at("engines_idle_ps");
+  w.occupancy_mean = j.at("queue").at("occupancy_mean");
+  w.occupancy_max = j.at("queue").at("occupancy_max");
+  w.queue_full_ps = j.at("queue").at("full_ps");
+  uint64_t busy[kNumComponents];
+  for (int c = 0; c < kNumComponents; ++c) busy[c] = w.components[c].busy_ps;
+  w.verdict = make_verdict(busy, w.span_ps());
+  return w;
+}
+
+}  // namespace
+
+RunStats run_stats_from_json(const nlohmann::json& j) {
+  RunStats s;
+  s.queue_depth = j.at("queue_depth");
+  s.run = window_from_json(j.at("run"));
+  for (const auto& w : j.at("launches")) s.launches.push_back(window_from_json(w));
+  return s;
+}
+
+}  // namespace kb

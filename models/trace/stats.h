@@ -1,0 +1,102 @@
+// Run statistics from the op log: per-engine busy time and utilisation,
+// command counts and logical bytes by type, dispatch totals, PE_CPU stall
+// time, queue occupancy and a CPU- / engine-bound verdict, per kernel launch
+// and for the whole run.
+//
+// The verdict (kVerdictRule): over a window (a launch or the run) of span S,
+//   cpu_busy_fraction    = PE_CPU busy (DISPATCH + CPU_CYCLES, not STALL) / S
+//   engine_fraction(e)   = busy time of engine e / S, e in pe_dma, pe_gemm,
+//                          pe_math, pe_tcm; the busiest engine has the largest
+//                          (the first in that order on a tie)
+//   CPU-bound            when cpu_busy_fraction >= the busiest engine's fraction
+//   engine-bound (e)     otherwise, naming the busiest engine.
+// Supporting fractions: exposed dispatch (PE_CPU dispatching while every
+// engine is idle), stalled (PE_CPU held by a full queue), engines idle (no
+// engine busy) and queue full (occupancy at queue_depth). The rule agrees
+// with kb::bottleneck() (tb/bench_registry.cpp).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "models/pe/pe_cpu.h"
+#include "models/trace/counter_probe.h"
+#include "models/trace/op_log.h"
+
+namespace kb {
+
+extern const char kVerdictRule[];
+
+constexpr int kNumCommandTypes = 7;  // Command's variant alternatives
+constexpr int kNumRecordKinds = int(RecordKind::kMath) + 1;
+// Name of Command's alternative `index` ("DmaReadCmd", ... "CpuOverheadCmd").
+const char* command_type_at(int index);
+int command_type_index(const std::string& name);  // -1 if unknown
+
+struct Verdict {
+  bool cpu_bound = true;
+  Component busiest_engine = Component::kPeDma;
+  double cpu_fraction = 0;     // PE_CPU busy / span
+  double engine_fraction = 0;  // busiest engine busy / span
+  std::string text() const;    // "CPU-bound" or "engine-bound (pe_gemm)"
+  // "PE_CPU busy 5.3% of the span, busiest engine pe_gemm 63.7%"
+  std::string explanation() const;
+};
+// The verdict from per-component busy times (indexed by Component).
+Verdict make_verdict(const uint64_t (&busy_ps)[kNumComponents], uint64_t span_ps);
+Verdict launch_verdict(const LaunchResult& l);
+
+struct ComponentStats {
+  uint64_t busy_ps = 0;  // PE_CPU: DISPATCH + CPU_CYCLES; engines: their stages
+  double utilisation = 0;  // busy / span
+  uint64_t records = 0;
+};
+struct KindStats {  // op-log records of one kind
+  uint64_t count = 0, busy_ps = 0, bytes = 0, elements = 0;
+};
+struct TypeStats {  // commands of one type (CpuOverheadCmd: tl.cycles calls)
+  uint64_t commands = 0, logical_bytes = 0;
+};
+
+struct WindowStats {
+  std::string name;  // kernel name, or "run"
+  uint64_t start_ps = 0, end_ps = 0;
+  uint64_t span_ps() const { return end_ps - start_ps; }
+  double fraction(uint64_t ps) const { return span_ps() ? double(ps) / double(span_ps()) : 0.0; }
+
+  ComponentStats components[kNumComponents];  // pe_scheduler stays empty
+  KindStats kinds[kNumRecordKinds];
+  TypeStats by_type[kNumCommandTypes];
+  uint64_t commands = 0;  // written to the queue (DISPATCH records)
+  uint64_t logical_bytes = 0;
+  double dispatch_cycles_exact = 0;
+  uint64_t dispatch_cycles_charged = 0;
+  uint64_t dispatch_ps = 0, cpu_cycles_ps = 0, stall_ps = 0, stalls = 0;
+  uint64_t exposed_dispatch_ps = 0;  // PE_CPU busy while no engine is
+  uint64_t engines_idle_ps = 0;      // no engine busy
+  double occupancy_mean = 0;         // time-weighted
+  uint32_t occupancy_max = 0;
+  uint64_t queue_full_ps = 0;        // occupancy >= queue_depth
+  Verdict verdict;
+};
+
+struct RunStats {
+  uint32_t queue_depth = 0;
+  WindowStats run;                    // first launch start .. last launch end
+  std::vector<WindowStats> launches;  // one per launch, in order
+};
+
+// `records` in op-log (completion) order; launches back to back, as PE_CPU
+// runs them; `occupancy` from a CounterProbe on PE_SCHEDULER's occupancy.
+RunStats compute_run_stats(const std::vector<OpRecord>& records,
+                           const std::vector<LaunchResult>& launches,
+                           const std::vector<CounterSample>& occupancy, uint32_t queue_depth);
+
+nlohmann::json to_json(const WindowStats& w);
+nlohmann::json to_json(const RunStats& s);
+RunStats run_stats_from_json(const nlohmann::json& j);
+
+}  // namespace kb

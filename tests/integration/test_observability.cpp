@@ -1,0 +1,825 @@
+// Observability: the Chrome / Perfetto trace (--trace), VCD waveforms
+// (--vcd), statistics (--stats) and the CPU- / engine-bound verdict, checked
+// against the op log of the same run; plus the CLI options and the sweep's
+// progress display. Every simulation runs in a forked child (run_isolated).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <pty.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kernels/attention/gqa_decode.h"
+#include "kernels/gemm/gemm_composite.h"
+#include "kernels/gemm/gemm_tiled_single_op.h"
+#include "models/pe/tl.h"
+#include "models/trace/chrome_trace.h"
+#include "models/trace/stats.h"
+#include "tb/bench_registry.h"
+#include "tb/runner.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using kb::Component;
+using kb::OpRecord;
+using kb::RecordKind;
+
+// ---- helpers ---------------------------------------------------------------
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (fs::temp_directory_path() / "kernbench_obs_XXXXXX").string();
+    if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
+    path_ = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  fs::path path_;
+};
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Tiny single-op MATH commands on TCM: each engine stage (pipeline latency +
+// one lane group) is shorter than its dispatch (FIXED 8 cycles + bytes x R),
+// so PE_CPU is the bottleneck. A few tl.cycles too.
+void tiny_math(kb::Tl& tl) {
+  const kb::Tensor a = tl.tcm("a", 1, 16, kb::Dtype::kFp32);
+  const kb::Tensor b = tl.tcm("b", 1, 16, kb::Dtype::kFp32);
+  kb::Tensor c[4];
+  for (int i = 0; i < 4; ++i) c[i] = tl.tcm("c" + std::to_string(i), 1, 16, kb::Dtype::kFp32);
+  tl.fill(a, 1.0);
+  tl.fill(b, 2.0);
+  for (int i = 0; i < 64; ++i) {
+    tl.add(c[i % 4], a, b);
+    if (i % 16 == 15) tl.cycles(5);
+  }
+}
+
+kb::GemmShape gemm(int64_t m, int64_t n, int64_t k, int64_t tile = 64) {
+  kb::GemmShape s;
+  s.m = m;
+  s.n = n;
+  s.k = k;
+  s.tile_m = s.tile_n = s.tile_k = tile;
+  return s;
+}
+
+kb::GqaShape small_gqa() {
+  kb::GqaShape s;
+  s.q_heads = 8;
+  s.kv_heads = 2;
+  s.context = 512;
+  return s;
+}
+
+// Several kernels back to back: composites (GEMM tile plan, GQA opt2 with
+// FETCH/STORE/MATH stages), single-op GEMM tiles with queue stalls, GQA opt3
+// and tiny MATH commands with tl.cycles.
+kb::RunSpec mixed_spec() {
+  kb::RunSpec spec;
+  spec.launches = {
+      {"composite_gemm", [](kb::Tl& tl) { kb::gemm_composite(tl, gemm(256, 256, 256)); }},
+      {"single_op_gemm", [](kb::Tl& tl) { kb::gemm_tiled_single_op(tl, gemm(128, 128, 256)); }},
+      {"gqa_opt2", [](kb::Tl& tl) { kb::gqa_decode_opt2(tl, small_gqa()); }},
+      {"gqa_opt3", [](kb::Tl& tl) { kb::gqa_decode_opt3(tl, small_gqa()); }},
+      {"tiny_math", tiny_math},
+  };
+  spec.keep_records = true;
+  return spec;
+}
+
+struct Outputs {
+  TempDir dir;
+  std::string trace = dir.file("trace.json"), vcd = dir.file("waves.vcd"),
+              stats = dir.file("stats.json"), oplog = dir.file("oplog.csv");
+};
+
+kb::RunResult run_with_outputs(kb::RunSpec spec, const Outputs& o) {
+  spec.trace_path = o.trace;
+  spec.vcd_path = o.vcd;
+  spec.stats_path = o.stats;
+  spec.oplog_path = o.oplog;
+  kb::RunResult r = kb::run_isolated(spec);
+  EXPECT_TRUE(r.ok) << r.error;
+  return r;
+}
+
+struct Interval {
+  uint64_t start, end;
+  bool operator==(const Interval& o) const { return start == o.start && end == o.end; }
+};
+std::ostream& operator<<(std::ostream& os, const Interval& i) {
+  return os << "[" << i.start << ", " << i.end << ")";
+}
+
+// Sorted, zero-length dropped, touching or overlapping intervals merged.
+std::vector<Interval> merged(std::vector<Interval> v) {
+  std::sort(v.begin(), v.end(), [](const Interval& a, const Interval& b) { return a.start < b.start; });
+  std::vector<Interval> out;
+  for (const Interval& i : v) {
+    if (i.end == i.start) continue;
+    if (!out.empty() && i.start <= out.back().end) out.back().end = std::max(out.back().end, i.end);
+    else out.push_back(i);
+  }
+  return out;
+}
+
+std::vector<Interval> record_intervals(const std::vector<OpRecord>& records,
+                                       const std::function<bool(const OpRecord&)>& pred) {
+  std::vector<Interval> v;
+  for (const OpRecord& r : records)
+    if (pred(r)) v.push_back({r.start_ps, r.end_ps});
+  return v;
+}
+
+// ---- a small VCD reader (IEEE 1364 subset that SystemC writes) -------------
+
+struct Vcd {
+  std::string timescale;                 // e.g. "1 ps"
+  std::set<std::string> scopes;          // dotted paths: "SystemC.pe.pe_cpu"
+  std::map<std::string, int> widths;     // var path -> width
+  // var path -> value changes (time, value), initial dump at time 0 first
+  std::map<std::string, std::vector<std::pair<uint64_t, uint64_t>>> changes;
+  uint64_t last_time = 0;
+};
+
+Vcd parse_vcd(const std::string& text) {
+  Vcd v;
+  std::istringstream in(text);
+  std::vector<std::string> scope;
+  std::map<std::string, std::string> path_of;  // identifier -> path
+  std::string tok;
+  bool definitions = true;
+  uint64_t now = 0;
+  auto expect_end = [&](std::vector<std::string>* words) {
+    for (std::string w; in >> w;) {
+      if (w == "$end") return;
+      if (words) words->push_back(w);
+    }
+    throw std::runtime_error("VCD: missing $end");
+  };
+  auto record = [&](const std::string& id, uint64_t value) {
+    const auto it = path_of.find(id);
+    if (it == path_of.end()) throw std::runtime_error("VCD: unknown identifier " + id);
+    auto& ch = v.changes[it->second];
+    if (!ch.empty() && ch.back().first == now) ch.back().second = value;
+    else ch.emplace_back(now, value);
+  };
+  while (in >> tok) {
+    if (definitions) {
+      if (tok == "$timescale") {
+        std::vector<std::string> w;
+        expect_end(&w);
+        for (const std::string& s : w) v.timescale += (v.timescale.empty() ? "" : " ") + s;
+      } else if (tok == "$scope") {
+        std::vector<std::string> w;
+        expect_end(&w);
+        if (w.size() != 2) throw std::runtime_error("VCD: bad $scope");
+        scope.push_back(w[1]);
+        std::string p;
+        for (const std::string& s : scope) p += (p.empty() ? "" : ".") + s;
+        v.scopes.insert(p);
+      } else if (tok == "$upscope") {
+        expect_end(nullptr);
+        if (scope.empty()) throw std::runtime_error("VCD: $upscope without $scope");
+        scope.pop_back();
+      } else if (tok == "$var") {
+        std::vector<std::string> w;  // type width id name [range]
+        expect_end(&w);
+        if (w.size() < 4) throw std::runtime_error("VCD: bad $var");
+        std::string p;
+        for (const std::string& s : scope) p += s + ".";
+        p += w[3];
+        path_of[w[2]] = p;
+        v.widths[p] = std::stoi(w[1]);
+      } else if (tok == "$enddefinitions") {
+        expect_end(nullptr);
+        if (!scope.empty()) throw std::runtime_error("VCD: unclosed $scope");
+        definitions = false;
+      } else if (tok[0] == '$') {
+        expect_end(nullptr);  // $date, $version, $comment
+      } else {
+        throw std::runtime_error("VCD: unexpected '" + tok + "' in the header");
+      }
+      continue;
+    }
+    if (tok == "$dumpvars" || tok == "$end") continue;
+    if (tok == "$comment") {
+      expect_end(nullptr);
+      continue;
+    }
+    if (tok[0] == '#') {
+      const uint64_t t = std::stoull(tok.substr(1));
+      if (t < now) throw std::runtime_error("VCD: time goes backwards at " + tok);
+      now = t;
+      v.last_time = t;
+    } else if (tok[0] == 'b' || tok[0] == 'B') {
+      std::string id;
+      if (!(in >> id)) throw std::runtime_error("VCD: vector value without identifier");
+      record(id, std::stoull(tok.substr(1), nullptr, 2));
+    } else if (tok[0] == '0' || tok[0] == '1') {
+      record(tok.substr(1), uint64_t(tok[0] - '0'));
+    } else {
+      throw std::runtime_error("VCD: unexpected value '" + tok + "'");
+    }
+  }
+  if (definitions) throw std::runtime_error("VCD: no $enddefinitions");
+  return v;
+}
+
+// Intervals during which a traced value satisfies `pred`.
+std::vector<Interval> vcd_intervals(const Vcd& v, const std::string& path,
+                                    const std::function<bool(uint64_t)>& pred) {
+  std::vector<Interval> out;
+  const auto& ch = v.changes.at(path);
+  for (size_t i = 0; i < ch.size(); ++i) {
+    if (!pred(ch[i].second)) continue;
+    const uint64_t end = i + 1 < ch.size() ? ch[i + 1].first : v.last_time;
+    out.push_back({ch[i].first, end});
+  }
+  return merged(out);
+}
+
+const char* const kVcdBusy[] = {"SystemC.pe.pe_scheduler.busy_dma", "SystemC.pe.pe_scheduler.busy_gemm",
+                                "SystemC.pe.pe_scheduler.busy_math", "SystemC.pe.pe_scheduler.busy_tcm"};
+const Component kEngines[] = {Component::kPeDma, Component::kPeGemm, Component::kPeMath,
+                              Component::kPeTcm};
+
+// ---- trace JSON --------------------------------------------------------------
+
+using RecordKey = std::tuple<int, std::string, uint64_t, int64_t, uint64_t, uint64_t, uint64_t, uint64_t>;
+
+TEST(ObservabilityTrace, ParsesAndHasEveryOpLogRecordOnceWithItsTimes) {
+  Outputs o;
+  const kb::RunResult r = run_with_outputs(mixed_spec(), o);
+  ASSERT_FALSE(r.records.empty());
+  nlohmann::json j;
+  ASSERT_NO_THROW(j = nlohmann::json::parse(read_file(o.trace)));
+  ASSERT_TRUE(j.at("traceEvents").is_array());
+  EXPECT_EQ(j.value("displayTimeUnit", ""), "ns");
+
+  // Track names: one thread per component (the scheduler is a counter).
+  std::map<int, std::string> thread_names;
+  for (const auto& e : j["traceEvents"])
+    if (e["ph"] == "M" && e["name"] == "thread_name") thread_names[e["tid"]] = e["args"]["name"];
+  for (Component c : {Component::kPeCpu, Component::kPeDma, Component::kPeGemm, Component::kPeMath,
+                      Component::kPeTcm}) {
+    EXPECT_EQ(thread_names[kb::trace_tid(c)], kb::to_string(c));
+  }
+
+  std::vector<RecordKey> from_log, from_trace;
+  for (const OpRecord& rec : r.records) {
+    from_log.emplace_back(kb::trace_tid(rec.component), kb::trace_slice_name(rec), rec.cmd_id,
+                          rec.tile, rec.start_ps, rec.end_ps, rec.bytes, rec.elements);
+  }
+  size_t launches = 0;
+  for (const auto& e : j["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    if (e["cat"] == "launch") {
+      ++launches;
+      continue;
+    }
+    const auto& a = e.at("args");
+    const uint64_t start = a.at("start_ps"), end = a.at("end_ps");
+    // ts / dur in microseconds equal the op log's picoseconds.
+    EXPECT_NEAR(e.at("ts").get<double>(), double(start) / 1e6, 1e-6);
+    EXPECT_NEAR(e.at("dur").get<double>(), double(end - start) / 1e6, 1e-6);
+    EXPECT_EQ(e.at("pid"), kb::kTracePid);
+    from_trace.emplace_back(e.at("tid").get<int>(), e.at("name").get<std::string>(),
+                            a.at("cmd_id").get<uint64_t>(), a.at("tile").get<int64_t>(), start, end,
+                            a.at("bytes").get<uint64_t>(), a.value("elements", uint64_t(0)));
+  }
+  EXPECT_EQ(launches, r.launches.size());
+  std::sort(from_log.begin(), from_log.end());
+  std::sort(from_trace.begin(), from_trace.end());
+  EXPECT_EQ(from_log.size(), r.records.size());
+  EXPECT_TRUE(from_log == from_trace) << "the trace's slices are not the op log's records, once each";
+
+  // Stages are named by command type and stage kind.
+  std::set<std::string> names;
+  for (const auto& k : from_trace) names.insert(std::get<1>(k));
+  for (const char* n : {"CompositeCmd DISPATCH", "CompositeCmd DMA_READ", "CompositeCmd FETCH",
+                        "CompositeCmd GEMM", "CompositeCmd STORE", "GemmCmd GEMM", "DmaReadCmd STALL",
+                        "MathCmd MATH add", "CpuOverheadCmd CPU_CYCLES"}) {
+    EXPECT_TRUE(names.count(n)) << n;
+  }
+}
+
+TEST(ObservabilityTrace, SlicesOnOneTrackNeverOverlap) {
+  Outputs o;
+  run_with_outputs(mixed_spec(), o);
+  const nlohmann::json j = nlohmann::json::parse(read_file(o.trace));
+  std::map<int, std::vector<Interval>> tracks;
+  for (const auto& e : j["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    tracks[e["tid"]].push_back({e["args"]["start_ps"], e["args"]["end_ps"]});
+  }
+  EXPECT_EQ(tracks.size(), 6u) << "launches, pe_cpu and four engines";
+  for (auto& [tid, v] : tracks) {
+    std::sort(v.begin(), v.end(), [](const Interval& a, const Interval& b) {
+      return a.start != b.start ? a.start < b.start : a.end < b.end;
+    });
+    for (size_t i = 1; i < v.size(); ++i) {
+      EXPECT_LE(v[i - 1].end, v[i].start) << "track " << tid << ": " << v[i - 1] << " overlaps " << v[i];
+    }
+  }
+}
+
+// A composite's DISPATCH and every stage of its tile plan form one flow
+// (s, t..., f) with id = cmd_id; every flow point sits inside a slice of that
+// command on the track it names.
+TEST(ObservabilityTrace, FlowEventsLinkACompositesStages) {
+  Outputs o;
+  const kb::RunResult r = run_with_outputs(mixed_spec(), o);
+  const nlohmann::json j = nlohmann::json::parse(read_file(o.trace));
+  std::map<uint64_t, std::vector<nlohmann::json>> flows;
+  std::map<std::pair<int, uint64_t>, std::vector<Interval>> slices;  // (tid, cmd) -> slices
+  for (const auto& e : j["traceEvents"]) {
+    if (e["ph"] == "s" || e["ph"] == "t" || e["ph"] == "f") flows[e["id"]].push_back(e);
+    if (e["ph"] == "X" && e["cat"] != "launch" && e["cat"] != "stall") {
+      slices[{e["tid"], e["args"]["cmd_id"]}].push_back({e["args"]["start_ps"], e["args"]["end_ps"]});
+    }
+  }
+  std::set<uint64_t> composites;
+  std::map<uint64_t, size_t> linkable;  // cmd -> DISPATCH + stage records
+  for (const OpRecord& rec : r.records) {
+    if (rec.cmd_id == 0 || rec.kind == RecordKind::kStall || rec.end_ps == rec.start_ps) continue;
+    ++linkable[rec.cmd_id];
+    if (std::string(rec.cmd_type) == "CompositeCmd") composites.insert(rec.cmd_id);
+  }
+  ASSERT_FALSE(composites.empty());
+  for (uint64_t id : composites) {
+    SCOPED_TRACE("composite command " + std::to_string(id));
+    ASSERT_TRUE(flows.count(id));
+    const auto& f = flows[id];
+    EXPECT_EQ(f.size(), linkable[id]) << "one flow point per DISPATCH and stage";
+    EXPECT_GT(f.size(), 2u) << "a composite has several stages";
+    EXPECT_EQ(f.front()["ph"], "s");
+    EXPECT_EQ(f.front()["tid"], kb::trace_tid(Component::kPeCpu)) << "the flow starts at the DISPATCH";
+    EXPECT_EQ(f.back()["ph"], "f");
+    for (size_t i = 1; i + 1 < f.size(); ++i) EXPECT_EQ(f[i]["ph"], "t");
+    for (const auto& p : f) {
+      EXPECT_EQ(p["bp"], "e");
+      const double ps = p["ts"].get<double>() * 1e6;
+      bool inside = false;
+      for (const Interval& s : slices[{p["tid"], id}])
+        inside |= double(s.start) - 0.5 <= ps && ps <= double(s.end) + 0.5;
+      EXPECT_TRUE(inside) << "flow point at " << ps << " ps on tid " << p["tid"];
+    }
+  }
+}
+
+TEST(ObservabilityTrace, OccupancyCounterStaysWithinTheQueue) {
+  Outputs o;
+  kb::RunSpec spec = mixed_spec();
+  const kb::RunResult r = run_with_outputs(spec, o);
+  const nlohmann::json j = nlohmann::json::parse(read_file(o.trace));
+  std::vector<std::pair<double, uint64_t>> samples;
+  for (const auto& e : j["traceEvents"])
+    if (e["ph"] == "C") {
+      EXPECT_EQ(e["name"], "pe_scheduler");
+      samples.emplace_back(e["ts"], e["args"]["queue_occupancy"]);
+    }
+  ASSERT_GE(samples.size(), 3u);
+  EXPECT_EQ(samples.front(), std::make_pair(0.0, uint64_t(0)));
+  uint64_t max = 0;
+  for (size_t i = 0; i < samples.size(); ++i) {
+    max = std::max(max, samples[i].second);
+    if (i) {
+      EXPECT_LT(samples[i - 1].first, samples[i].first) << "one sample per change, in time order";
+    }
+  }
+  EXPECT_EQ(max, spec.config.scheduler.queue_depth) << "the single-op GEMM fills the queue";
+  EXPECT_EQ(samples.back().second, 0u) << "the run ends drained";
+  EXPECT_EQ(r.stats.run.occupancy_max, spec.config.scheduler.queue_depth);
+}
+
+TEST(ObservabilityTrace, IsDeterministic) {
+  Outputs a, b;
+  run_with_outputs(mixed_spec(), a);
+  run_with_outputs(mixed_spec(), b);
+  const std::string ta = read_file(a.trace);
+  EXPECT_FALSE(ta.empty());
+  EXPECT_TRUE(ta == read_file(b.trace)) << "traces differ";
+  EXPECT_TRUE(read_file(a.stats) == read_file(b.stats)) << "statistics differ";
+  // The VCD header carries the date; the value changes must match.
+  auto body = [](const std::string& s) { return s.substr(s.find("$timescale")); };
+  EXPECT_TRUE(body(read_file(a.vcd)) == body(read_file(b.vcd))) << "VCDs differ";
+}
+
+// ---- VCD ---------------------------------------------------------------------
+
+TEST(ObservabilityVcd, ParsesWithHeaderScopesAndSignals) {
+  Outputs o;
+  const kb::RunResult r = run_with_outputs(mixed_spec(), o);
+  Vcd v;
+  ASSERT_NO_THROW(v = parse_vcd(read_file(o.vcd)));
+  EXPECT_EQ(v.timescale, "1 ps");
+  for (const char* s : {"SystemC", "SystemC.pe", "SystemC.pe.pe_cpu", "SystemC.pe.pe_scheduler"})
+    EXPECT_TRUE(v.scopes.count(s)) << s;
+  EXPECT_EQ(v.widths["SystemC.pe.pe_cpu.state"], 2);
+  EXPECT_EQ(v.widths["SystemC.pe.pe_cpu.descriptors"], 64);
+  EXPECT_EQ(v.widths["SystemC.pe.pe_scheduler.occupancy"], 32);
+  for (const char* b : kVcdBusy) EXPECT_EQ(v.widths[b], 1) << b;
+  for (const auto& [path, w] : v.widths) {
+    ASSERT_TRUE(v.changes.count(path)) << path << " has no initial value";
+    EXPECT_EQ(v.changes[path].front().first, 0u) << path;
+  }
+  // Final values: idle, every descriptor written, queue drained, engines idle.
+  uint64_t commands = 0;
+  for (const kb::LaunchResult& l : r.launches) commands += l.commands;
+  EXPECT_EQ(v.changes["SystemC.pe.pe_cpu.descriptors"].back().second, commands);
+  EXPECT_EQ(v.changes["SystemC.pe.pe_cpu.state"].back().second, uint64_t(kb::CpuState::kIdle));
+  EXPECT_EQ(v.changes["SystemC.pe.pe_scheduler.occupancy"].back().second, 0u);
+  for (const char* b : kVcdBusy) EXPECT_EQ(v.changes[b].back().second, 0u) << b;
+  EXPECT_GE(v.last_time, r.end_ps);
+}
+
+TEST(ObservabilityVcd, BusyIntervalsEqualTheOpLogPerEngine) {
+  Outputs o;
+  const kb::RunResult r = run_with_outputs(mixed_spec(), o);
+  const Vcd v = parse_vcd(read_file(o.vcd));
+  for (int e = 0; e < 4; ++e) {
+    SCOPED_TRACE(kVcdBusy[e]);
+    const auto from_log = merged(record_intervals(
+        r.records, [&](const OpRecord& rec) { return rec.component == kEngines[e]; }));
+    const auto from_vcd = vcd_intervals(v, kVcdBusy[e], [](uint64_t x) { return x == 1; });
+    EXPECT_FALSE(from_log.empty());
+    EXPECT_EQ(from_vcd, from_log);
+  }
+}
+
+// PE_CPU's state waveform: dispatching exactly during DISPATCH and
+// CPU_CYCLES records, stalled exactly during STALL records; the occupancy
+// waveform is the trace's counter.
+TEST(ObservabilityVcd, CpuStateAndOccupancyEqualTheOpLogAndTrace) {
+  Outputs o;
+  const kb::RunResult r = run_with_outputs(mixed_spec(), o);
+  const Vcd v = parse_vcd(read_file(o.vcd));
+  const std::string state = "SystemC.pe.pe_cpu.state";
+  const auto dispatching = merged(record_intervals(r.records, [](const OpRecord& rec) {
+    return rec.kind == RecordKind::kDispatch || rec.kind == RecordKind::kCpuCycles;
+  }));
+  const auto stalled = merged(
+      record_intervals(r.records, [](const OpRecord& rec) { return rec.kind == RecordKind::kStall; }));
+  ASSERT_FALSE(stalled.empty());
+  EXPECT_EQ(vcd_intervals(v, state, [](uint64_t s) { return s == uint64_t(kb::CpuState::kDispatching); }),
+            dispatching);
+  EXPECT_EQ(vcd_intervals(v, state, [](uint64_t s) { return s == uint64_t(kb::CpuState::kStalled); }),
+            stalled);
+  EXPECT_FALSE(vcd_intervals(v, state, [](uint64_t s) { return s == uint64_t(kb::CpuState::kWaiting); }).empty())
+      << "every launch ends draining";
+
+  const nlohmann::json j = nlohmann::json::parse(read_file(o.trace));
+  std::vector<std::pair<uint64_t, uint64_t>> counter;
+  for (const auto& e : j["traceEvents"])
+    if (e["ph"] == "C") counter.emplace_back(std::llround(e["ts"].get<double>() * 1e6), e["args"]["queue_occupancy"]);
+  EXPECT_EQ(v.changes.at("SystemC.pe.pe_scheduler.occupancy"), counter);
+}
+
+// GTKWave's own reader: vcd2fst converts the file to FST and fst2vcd back;
+// the round trip keeps every value change. Skipped where GTKWave's tools
+// are not installed (they are not a build dependency).
+TEST(ObservabilityVcd, GtkwaveReadsItWhenInstalled) {
+  if (std::system("command -v vcd2fst >/dev/null 2>&1 && command -v fst2vcd >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "GTKWave (vcd2fst, fst2vcd) not installed";
+  }
+  Outputs o;
+  run_with_outputs(mixed_spec(), o);
+  const std::string fst = o.dir.file("waves.fst"), back = o.dir.file("back.vcd");
+  ASSERT_EQ(std::system(("vcd2fst '" + o.vcd + "' '" + fst + "' >/dev/null 2>&1").c_str()), 0);
+  ASSERT_EQ(std::system(("fst2vcd '" + fst + "' > '" + back + "' 2>/dev/null").c_str()), 0);
+  const Vcd ours = parse_vcd(read_file(o.vcd)), theirs = parse_vcd(read_file(back));
+  EXPECT_EQ(theirs.widths, ours.widths);
+  EXPECT_EQ(theirs.scopes, ours.scopes);
+  EXPECT_EQ(theirs.changes, ours.changes);
+}
+
+// ---- statistics --------------------------------------------------------------
+
+TEST(ObservabilityStats, ConsistentWithTheOpLog) {
+  Outputs o;
+  const kb::RunResult r = run_with_outputs(mixed_spec(), o);
+  nlohmann::json file;
+  ASSERT_NO_THROW(file = nlohmann::json::parse(read_file(o.stats)));
+  // The file is what the run reports.
+  nlohmann::json reported = kb::to_json(r.stats);
+  reported["clock_freq_ghz"] = kb::PeConfig{}.clock_freq_ghz;
+  EXPECT_EQ(file, reported);
+  EXPECT_EQ(file.value("verdict_rule", ""), kb::kVerdictRule);
+
+  const kb::RunStats& s = r.stats;
+  ASSERT_EQ(s.launches.size(), r.launches.size());
+  uint64_t run_commands = 0;
+  for (size_t i = 0; i < r.launches.size(); ++i) {
+    const kb::LaunchResult& l = r.launches[i];
+    const kb::WindowStats& w = s.launches[i];
+    SCOPED_TRACE("launch " + l.kernel);
+    EXPECT_EQ(w.name, l.kernel);
+    EXPECT_EQ(w.start_ps, l.start_ps);
+    EXPECT_EQ(w.end_ps, l.end_ps);
+    std::vector<OpRecord> mine;
+    for (const OpRecord& rec : r.records)
+      if (rec.start_ps >= l.start_ps && rec.end_ps <= l.end_ps) mine.push_back(rec);
+    // Per component: busy = the op log's durations (stalls excluded),
+    // utilisation = busy / span.
+    for (int c = 0; c < kb::kNumComponents; ++c) {
+      if (Component(c) == Component::kPeScheduler) continue;
+      uint64_t busy = 0;
+      for (const OpRecord& rec : mine)
+        if (int(rec.component) == c && rec.kind != RecordKind::kStall) busy += rec.end_ps - rec.start_ps;
+      EXPECT_EQ(w.components[c].busy_ps, busy) << kb::to_string(Component(c));
+      EXPECT_EQ(w.components[c].busy_ps, l.busy_ps[c]) << kb::to_string(Component(c));
+      EXPECT_DOUBLE_EQ(w.components[c].utilisation, double(busy) / double(l.latency_ps()));
+      EXPECT_DOUBLE_EQ(file["launches"][i]["components"][kb::to_string(Component(c))]["utilisation"].get<double>(),
+                       double(busy) / double(l.latency_ps()));
+    }
+    // Counts and logical bytes by type add up, and match PE_CPU's totals.
+    uint64_t count = 0, bytes = 0, cpu_cycles = 0;
+    for (int t = 0; t < 6; ++t) {
+      EXPECT_EQ(w.by_type[t].commands, l.commands_by_type[t]) << kb::command_type_at(t);
+      count += w.by_type[t].commands;
+      bytes += w.by_type[t].logical_bytes;
+    }
+    for (const OpRecord& rec : mine) cpu_cycles += rec.kind == RecordKind::kCpuCycles;
+    EXPECT_EQ(w.by_type[6].commands, cpu_cycles) << "CpuOverheadCmd counts tl.cycles calls";
+    EXPECT_EQ(count, w.commands);
+    EXPECT_EQ(count, l.commands);
+    EXPECT_EQ(bytes, w.logical_bytes);
+    EXPECT_EQ(bytes, l.logical_bytes);
+    uint64_t kinds = 0;
+    for (const kb::KindStats& k : w.kinds) kinds += k.count;
+    EXPECT_EQ(kinds, mine.size());
+    // Dispatch totals and stall time.
+    EXPECT_DOUBLE_EQ(w.dispatch_cycles_exact, l.dispatch_cycles_exact);
+    EXPECT_EQ(w.dispatch_cycles_charged, l.dispatch_cycles_charged);
+    EXPECT_EQ(w.dispatch_ps, l.dispatch_ps);
+    EXPECT_EQ(w.cpu_cycles_ps, l.cpu_cycles_ps);
+    EXPECT_EQ(w.stall_ps, l.stall_ps);
+    // Exposed dispatch, brute force: elementary segments where PE_CPU is
+    // busy and no engine is.
+    std::set<uint64_t> cuts{l.start_ps, l.end_ps};
+    for (const OpRecord& rec : mine) cuts.insert({rec.start_ps, rec.end_ps});
+    const std::vector<uint64_t> t(cuts.begin(), cuts.end());
+    uint64_t exposed = 0, idle = 0;
+    for (size_t k = 0; k + 1 < t.size(); ++k) {
+      bool cpu = false, engine = false;
+      for (const OpRecord& rec : mine) {
+        if (rec.start_ps > t[k] || rec.end_ps < t[k + 1]) continue;
+        if (rec.component == Component::kPeCpu) cpu |= rec.kind != RecordKind::kStall;
+        else engine = true;
+      }
+      if (!engine) idle += t[k + 1] - t[k];
+      if (cpu && !engine) exposed += t[k + 1] - t[k];
+    }
+    EXPECT_EQ(w.exposed_dispatch_ps, exposed);
+    EXPECT_EQ(w.engines_idle_ps, idle);
+    EXPECT_LE(w.occupancy_max, s.queue_depth);
+    EXPECT_LE(w.occupancy_mean, double(s.queue_depth));
+    // The verdict and the fractions that justify it.
+    const kb::Verdict& v = w.verdict;
+    double busiest = 0;
+    for (Component e : kEngines) busiest = std::max(busiest, w.components[int(e)].utilisation);
+    EXPECT_DOUBLE_EQ(v.cpu_fraction, w.components[int(Component::kPeCpu)].utilisation);
+    EXPECT_DOUBLE_EQ(v.engine_fraction, busiest);
+    EXPECT_DOUBLE_EQ(w.components[int(v.busiest_engine)].utilisation, busiest);
+    EXPECT_EQ(v.cpu_bound, v.cpu_fraction >= v.engine_fraction);
+    EXPECT_EQ(v.text(), kb::bottleneck(l)) << "agrees with the bench tables' verdict";
+    EXPECT_EQ(file["launches"][i]["verdict"]["bound"], v.text());
+    run_commands += l.commands;
+  }
+  // The whole run.
+  EXPECT_EQ(s.run.commands, run_commands);
+  EXPECT_EQ(s.run.start_ps, r.launches.front().start_ps);
+  EXPECT_EQ(s.run.end_ps, r.launches.back().end_ps);
+  for (int c = 0; c < kb::kNumComponents; ++c) EXPECT_EQ(s.run.components[c].busy_ps, r.busy_ps[c]);
+  uint64_t records = 0;
+  for (const kb::KindStats& k : s.run.kinds) records += k.count;
+  EXPECT_EQ(records, r.records.size());
+}
+
+TEST(ObservabilityStats, VerdictCpuBoundOnTinySingleOpCommands) {
+  kb::RunSpec spec;
+  spec.launches = {{"tiny_math", tiny_math}};
+  const kb::RunResult r = kb::run_isolated(spec);
+  ASSERT_TRUE(r.ok) << r.error;
+  const kb::WindowStats& w = r.stats.launches.at(0);
+  EXPECT_TRUE(w.verdict.cpu_bound) << w.verdict.explanation();
+  EXPECT_EQ(w.verdict.text(), "CPU-bound");
+  EXPECT_GT(w.verdict.cpu_fraction, w.verdict.engine_fraction);
+  EXPECT_GT(w.fraction(w.exposed_dispatch_ps), 0.5) << "engines idle while PE_CPU dispatches";
+  EXPECT_EQ(w.stall_ps, 0u) << "the queue never fills";
+  EXPECT_EQ(kb::launch_verdict(r.launches.at(0)).text(), "CPU-bound");
+}
+
+TEST(ObservabilityStats, VerdictEngineBoundOnLargeCompositeGemm) {
+  kb::RunSpec spec;
+  spec.launches = {{"big_gemm", [](kb::Tl& tl) { kb::gemm_composite(tl, gemm(512, 512, 2048)); }}};
+  const kb::RunResult r = kb::run_isolated(spec);
+  ASSERT_TRUE(r.ok) << r.error;
+  const kb::WindowStats& w = r.stats.launches.at(0);
+  EXPECT_FALSE(w.verdict.cpu_bound) << w.verdict.explanation();
+  EXPECT_EQ(w.verdict.text(), "engine-bound (pe_gemm)");
+  EXPECT_EQ(w.verdict.busiest_engine, Component::kPeGemm);
+  EXPECT_GT(w.verdict.engine_fraction, 0.9);
+  EXPECT_LT(w.verdict.cpu_fraction, 0.01);
+  EXPECT_EQ(w.commands, w.by_type[kb::command_type_index("CompositeCmd")].commands);
+}
+
+// ---- the options leave the model alone ------------------------------------------
+
+TEST(Observability, OptionsLeaveOpLogAndLatenciesByteIdentical) {
+  TempDir plain_dir;
+  kb::RunSpec plain = mixed_spec();
+  plain.keep_records = false;
+  plain.oplog_path = plain_dir.file("oplog.csv");
+  const kb::RunResult a = kb::run_isolated(plain);
+  ASSERT_TRUE(a.ok) << a.error;
+  Outputs o;
+  const kb::RunResult b = run_with_outputs(mixed_spec(), o);
+  const std::string csv = read_file(plain.oplog_path);
+  EXPECT_GT(csv.size(), 1000u);
+  EXPECT_TRUE(csv == read_file(o.oplog)) << "op logs differ with --trace/--vcd/--stats";
+  ASSERT_EQ(a.launches.size(), b.launches.size());
+  for (size_t i = 0; i < a.launches.size(); ++i) {
+    EXPECT_EQ(a.launches[i].start_ps, b.launches[i].start_ps);
+    EXPECT_EQ(a.launches[i].latency_ps(), b.launches[i].latency_ps());
+    EXPECT_EQ(a.launches[i].dispatch_ps, b.launches[i].dispatch_ps);
+    EXPECT_EQ(a.launches[i].stall_ps, b.launches[i].stall_ps);
+  }
+  EXPECT_EQ(a.end_ps, b.end_ps) << "the VCD's extra 1 ps step is not reported";
+  EXPECT_EQ(kb::to_json(a.stats), kb::to_json(b.stats));
+  EXPECT_TRUE(a.records.empty()) << "records reach the caller only with keep_records";
+}
+
+// ---- CLI -----------------------------------------------------------------------
+
+struct CliResult {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+CliResult run_cli(const std::vector<std::string>& args) {
+  TempDir dir;
+  const std::string out_path = dir.file("stdout"), err_path = dir.file("stderr");
+  std::vector<std::string> argv_s = {KERNBENCH_BIN};
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    const int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    const int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (out < 0 || err < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) _exit(127);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) throw std::runtime_error("waitpid failed");
+  CliResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = read_file(out_path);
+  r.err = read_file(err_path);
+  return r;
+}
+
+// Runs KERNBENCH_BIN with stdin/stdout/stderr on a pseudo-terminal; returns
+// everything it wrote.
+CliResult run_cli_on_terminal(const std::vector<std::string>& args) {
+  std::vector<std::string> argv_s = {KERNBENCH_BIN};
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  int master = -1;
+  const pid_t pid = forkpty(&master, nullptr, nullptr, nullptr);
+  if (pid < 0) throw std::runtime_error("forkpty failed");
+  if (pid == 0) {
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  CliResult r;
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = read(master, buf, sizeof buf);
+    if (n > 0) r.out.append(buf, size_t(n));
+    else if (n < 0 && errno == EINTR) continue;
+    else break;  // EIO once the child has closed the terminal
+  }
+  close(master);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) throw std::runtime_error("waitpid failed");
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+void expect_outputs_valid(const Outputs& o) {
+  nlohmann::json trace, stats;
+  ASSERT_NO_THROW(trace = nlohmann::json::parse(read_file(o.trace)));
+  ASSERT_NO_THROW(stats = nlohmann::json::parse(read_file(o.stats)));
+  EXPECT_GT(trace["traceEvents"].size(), 10u);
+  EXPECT_TRUE(stats["launches"].is_array());
+  Vcd v;
+  ASSERT_NO_THROW(v = parse_vcd(read_file(o.vcd)));
+  EXPECT_EQ(v.widths.size(), 7u);
+}
+
+TEST(ObservabilityCli, RunWritesTraceVcdStatsAndSummary) {
+  Outputs o;
+  const CliResult r = run_cli({"run", "gemm-composite", "--trace", o.trace, "--vcd", o.vcd, "--stats",
+                               o.stats});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_THAT(r.out, HasSubstr("trace written to " + o.trace));
+  EXPECT_THAT(r.out, HasSubstr("VCD written to " + o.vcd));
+  EXPECT_THAT(r.out, HasSubstr("statistics written to " + o.stats));
+  EXPECT_THAT(r.out, HasSubstr("engine-bound (pe_gemm)"));
+  EXPECT_THAT(r.out, HasSubstr("CompositeCmd 1"));
+  expect_outputs_valid(o);
+  const nlohmann::json stats = nlohmann::json::parse(read_file(o.stats));
+  EXPECT_EQ(stats["launches"][0]["verdict"]["bound"], "engine-bound (pe_gemm)");
+}
+
+TEST(ObservabilityCli, ReplayWritesTraceVcdStats) {
+  Outputs o;
+  const std::string stream = o.dir.file("stream.txt");
+  const CliResult rec = run_cli({"run", "gemm-tiled-single-op", "--record", stream});
+  ASSERT_EQ(rec.exit_code, 0) << rec.err;
+  const CliResult r =
+      run_cli({"replay", stream, "--trace", o.trace, "--vcd", o.vcd, "--stats", o.stats});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("trace written to"));
+  expect_outputs_valid(o);
+}
+
+TEST(ObservabilityCli, HelpDocumentsTheOptions) {
+  for (const char* sub : {"run", "replay"}) {
+    const CliResult r = run_cli({sub, "--help"});
+    EXPECT_EQ(r.exit_code, 0);
+    for (const char* opt : {"--trace", "--vcd", "--stats"}) EXPECT_THAT(r.out, HasSubstr(opt)) << sub;
+  }
+}
+
+TEST(ObservabilityCli, UnwritableOutputFailsTheRun) {
+  const CliResult r = run_cli({"run", "gemm-composite", "--trace", "/nonexistent-dir/t.json"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("cannot write trace '/nonexistent-dir/t.json'"));
+  EXPECT_EQ(r.out, "");
+}
+
+// A sweep shows its progress on a terminal (points done, elapsed,
+// remaining) and keeps piped output clean.
+TEST(ObservabilityCli, SweepProgressOnTerminalOnly) {
+  const std::vector<std::string> args = {"sweep", "gemm-composite", "--param", "k=64,128,192", "-j", "1"};
+  const CliResult piped = run_cli(args);
+  ASSERT_EQ(piped.exit_code, 0) << piped.err;
+  EXPECT_EQ(piped.err, "") << "no progress on a pipe";
+  EXPECT_THAT(piped.out, Not(HasSubstr("\r")));
+  EXPECT_THAT(piped.out, Not(HasSubstr("elapsed")));
+
+  const CliResult tty = run_cli_on_terminal(args);
+  ASSERT_EQ(tty.exit_code, 0) << tty.out;
+  for (const char* s : {"[0/3]", "[1/3]", "[2/3]", "[3/3]", "elapsed", "remaining"})
+    EXPECT_THAT(tty.out, HasSubstr(s));
+  EXPECT_THAT(tty.out, HasSubstr("\r")) << "progress redraws one line";
+}
+
+}  // namespace
