@@ -1,5 +1,7 @@
 #include "tb/bench_registry.h"
 
+#include "models/trace/stats.h"
+
 #include <algorithm>
 
 namespace kb {
@@ -92,14 +94,7 @@ nlohmann::json launch_figures(const LaunchResult& l, const PeConfig& cfg) {
   return j;
 }
 
-std::string bottleneck(const LaunchResult& l) {
-  int best = int(Component::kPeCpu);
-  for (int c = 0; c < kNumComponents; ++c)
-    if (l.busy_ps[c] > l.busy_ps[best]) best = c;
-  return Component(best) == Component::kPeCpu
-             ? "CPU-bound"
-             : std::string("engine-bound (") + to_string(Component(best)) + ")";
-}
+std::string bottleneck(const LaunchResult& l) { return launch_verdict(l).text(); }
 
 nlohmann::json bench_figures(const Bench& b, const BenchParams& p, const PeConfig& cfg,
                              const RunResult& r) {

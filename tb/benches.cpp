@@ -11,6 +11,7 @@
 #include "kernels/recipes/softmax_merge.h"
 #include "tb/bench_registry.h"
 #include "tb/reference.h"
+#include "tb/report.h"
 
 namespace kb {
 
@@ -178,6 +179,7 @@ KB_REGISTER_BENCH(Bench{
           os << "\n";
         }
       }
+      print_stats_table(os, r.stats);
     },
     {"k3072.composite.tflops", "k3072.async_full.tflops", "k3072.async_tiled.tflops",
      "k3072.async_tiled.dispatch_ns"}});
@@ -303,6 +305,7 @@ KB_REGISTER_BENCH(Bench{
       }
       os << "  opt3 / opt2 per-tile dispatch: "
          << fmt("%.3fx", metric(o3, "tile_dispatch_ns") / metric(o2, "tile_dispatch_ns")) << "\n";
+      print_stats_table(os, r.stats);
     },
     {"opt2.tile_dispatch_ns", "opt3.tile_dispatch_ns", "tile_dispatch_ratio_opt3_over_opt2",
      "opt2.latency_ns", "opt3.latency_ns"}});
