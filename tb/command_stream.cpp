@@ -117,10 +117,10 @@ void StreamRecorder::on_launch(const std::string& kernel) {
 
 // Views are written as plain tensors: their address and row stride say
 // everything the model uses, and a replayed declare_at gives the same bytes.
-void StreamRecorder::on_tensor(const TensorDesc& d, bool, Handle) {
+void StreamRecorder::on_tensor(const TensorDesc& d, const std::string& name) {
   char addr[32];
   std::snprintf(addr, sizeof addr, "@0x%llx", (unsigned long long)d.address);
-  out_ << "tensor " << d.handle << " " << encode(d.name) << " " << to_string(d.space) << " "
+  out_ << "tensor " << d.handle << " " << encode(name) << " " << to_string(d.space) << " "
        << to_string(d.dtype) << " " << d.rows << "x" << d.cols << " " << addr
        << " stride=" << d.row_stride << "\n";
 }

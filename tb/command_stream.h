@@ -111,7 +111,7 @@ class StreamRecorder : public CpuObserver {
  public:
   explicit StreamRecorder(const std::string& path);  // throws std::runtime_error naming path
   void on_launch(const std::string& kernel) override;
-  void on_tensor(const TensorDesc& d, bool is_view, Handle base) override;
+  void on_tensor(const TensorDesc& d, const std::string& name) override;
   void on_command(const Command& cmd) override;
   void on_wait() override;
   void on_host_fill(Handle h, uint64_t seed, double lo, double hi) override;

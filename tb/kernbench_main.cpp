@@ -15,6 +15,7 @@
 #include "tb/bench_registry.h"
 #include "tb/command_stream.h"
 #include "tb/goldens.h"
+#include "tb/perf.h"
 #include "tb/report.h"
 #include "tb/runner.h"
 
@@ -413,6 +414,20 @@ int main(int argc, char** argv) {
   goldens->add_option("-j,--jobs", jobs, "runs at once (default: the number of cores)")
       ->check(CLI::PositiveNumber);
 
+  kb::PerfOptions perf_options;
+  CLI::App* perf = app.add_subcommand(
+      "perf", "measure simulation speed (commands and stages per wall-second) against a minimal "
+              "SystemC b_transport + wait ceiling, and how time and memory scale with context");
+  perf->add_option("--context", perf_options.context, "gqa-decode context (default 131072)")
+      ->check(CLI::PositiveNumber);
+  perf->add_option("--gemm", perf_options.gemm, "composite GEMM size m = n = k (default 2048)")
+      ->check(CLI::PositiveNumber);
+  perf->add_option("--ceiling-commands", perf_options.ceiling_commands,
+                   "transactions of the ceiling benchmark (default 2000000)")
+      ->check(CLI::PositiveNumber);
+  perf->add_option("--repeats", perf_options.repeats, "runs per workload; the fastest counts (default 3)")
+      ->check(CLI::PositiveNumber);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -427,6 +442,7 @@ int main(int argc, char** argv) {
     if (*sweep) return cmd_sweep(bench, config, sets, params, csv, jobs);
     if (*replay) return cmd_replay(file, config, sets, oplog, json, outputs);
     if (*goldens) return cmd_goldens(update, golden_dir, jobs);
+    if (*perf) return kb::run_perf(perf_options, std::cout);
   } catch (const kb::ConfigError& e) {
     std::cerr << "kernbench: " << e.what() << "\n";
     return kExitBadInput;

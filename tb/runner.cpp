@@ -1,10 +1,12 @@
 #include "tb/runner.h"
 
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -61,10 +63,15 @@ RunResult run_in_process(const RunSpec& spec) {
   sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
   try {
     pe = std::make_unique<Pe>("pe", spec.config);
-    // The records stay in memory for the statistics and the trace; they
-    // reach the caller only with keep_records.
-    pe->op_log().configure(true, spec.oplog_path);
-    occupancy = std::make_unique<CounterProbe>("occupancy_probe", pe->pe_scheduler.occupancy_signal);
+    // The records stay in memory only for the summary, the trace or the
+    // caller; otherwise they are streamed (op log file) or just counted.
+    const bool need_records = spec.summary || spec.keep_records || !spec.trace_path.empty();
+    pe->op_log().configure(need_records, spec.oplog_path);
+    if (spec.summary || !spec.trace_path.empty()) {
+      occupancy = std::make_unique<CounterProbe>("occupancy_probe", pe->pe_scheduler.occupancy_signal);
+    }
+    // Trace signals cost a process activation per change: only when observed.
+    pe->enable_signals(occupancy != nullptr || !spec.vcd_path.empty());
     check_writable(spec.trace_path, "trace");
     check_writable(spec.stats_path, "statistics");
     if (!spec.vcd_path.empty()) vcd = std::make_unique<PeVcdTrace>(*pe, spec.vcd_path);
@@ -73,7 +80,10 @@ RunResult run_in_process(const RunSpec& spec) {
       pe->pe_cpu.set_observer(recorder.get());
     }
     for (const auto& [name, kernel] : spec.launches) pe->pe_cpu.launch(name, kernel);
+    const auto wall_start = std::chrono::steady_clock::now();
     sc_core::sc_start();
+    r.sim_wall_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
     r.end_ps = sc_core::sc_time_stamp().value();  // before vcd->close(), which may advance 1 ps
     if (recorder) recorder->close();  // also after a failed kernel: its stream so far
     if (vcd) vcd->close();
@@ -84,10 +94,16 @@ RunResult run_in_process(const RunSpec& spec) {
   pe->op_log().close();
   r.launches = pe->pe_cpu.results();
   r.data_bytes = pe->data_bytes();
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  r.peak_rss_kb = uint64_t(usage.ru_maxrss);
+  for (int c = 0; c < kNumComponents; ++c) r.records_by_component[c] = pe->op_log().count(Component(c));
   for (int c = 0; c < kNumComponents; ++c) r.busy_ps[c] = pe->op_log().busy_ps(Component(c));
   const std::vector<OpRecord>& records = pe->op_log().records();
-  r.stats = compute_run_stats(records, r.launches, occupancy->samples(),
-                              uint32_t(spec.config.scheduler.queue_depth));
+  if (spec.summary) {
+    r.stats = compute_run_stats(records, r.launches, occupancy->samples(),
+                                uint32_t(spec.config.scheduler.queue_depth));
+  }
   if (spec.keep_records) r.records = records;
   r.ok = true;
   for (const LaunchResult& l : r.launches) {
@@ -183,6 +199,9 @@ nlohmann::json to_json(const RunResult& r) {
   j["error"] = r.error;
   j["end_ps"] = r.end_ps;
   j["data_bytes"] = r.data_bytes;
+  j["sim_wall_seconds"] = r.sim_wall_seconds;
+  j["peak_rss_kb"] = r.peak_rss_kb;
+  j["records_by_component"] = busy_json(r.records_by_component);
   j["latency_ps"] = r.latency_ps();
   j["busy_ps"] = busy_json(r.busy_ps);
   j["launches"] = nlohmann::json::array();
@@ -217,6 +236,11 @@ RunResult run_result_from_json(const nlohmann::json& j) {
   r.error = j.at("error");
   r.end_ps = j.at("end_ps");
   r.data_bytes = j.at("data_bytes");
+  r.sim_wall_seconds = j.at("sim_wall_seconds");
+  r.peak_rss_kb = j.at("peak_rss_kb");
+  for (int c = 0; c < kNumComponents; ++c) {
+    r.records_by_component[c] = j.at("records_by_component").at(to_string(Component(c)));
+  }
   for (int c = 0; c < kNumComponents; ++c) r.busy_ps[c] = j.at("busy_ps").at(to_string(Component(c)));
   for (const auto& jl : j.at("launches")) {
     LaunchResult l;
@@ -251,7 +275,7 @@ struct Child {
 };
 
 // Forks a child that simulates `spec` and writes its result as JSON to a pipe.
-Child start_child(const RunSpec& spec) {
+Child start_child(const std::function<std::string()>& produce) {
   Child c;
   int fds[2];
   if (pipe(fds) != 0) {
@@ -268,7 +292,7 @@ Child start_child(const RunSpec& spec) {
   }
   if (c.pid == 0) {  // child: simulate, send the result, leave without cleanup
     close(fds[0]);
-    const std::string out = to_json(run_in_process(spec)).dump();
+    const std::string out = produce();
     size_t off = 0;
     while (off < out.size()) {
       const ssize_t n = write(fds[1], out.data() + off, out.size() - off);
@@ -296,31 +320,51 @@ bool read_some(Child& c) {
   }
 }
 
-RunResult finish_child(Child& c) {
+// Waits for the child; its output, or the reason there is none in `error`.
+std::string reap_child(Child& c, std::string& error) {
   if (!c.error.empty()) {
-    RunResult r;
-    r.error = c.error;
-    return r;
+    error = c.error;
+    return "";
   }
   close(c.fd);
   int status = 0;
   while (waitpid(c.pid, &status, 0) < 0 && errno == EINTR) {
   }
   if (WIFSIGNALED(status) || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || c.data.empty()) {
-    RunResult r;
-    r.error = WIFSIGNALED(status)
-                  ? "run crashed: " + std::string(strsignal(WTERMSIG(status)))
-                  : "run ended without a result (exit status " +
-                        std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + ")";
-    return r;
+    error = WIFSIGNALED(status)
+                ? "run crashed: " + std::string(strsignal(WTERMSIG(status)))
+                : "run ended without a result (exit status " +
+                      std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + ")";
+    return "";
   }
-  return run_result_from_json(nlohmann::json::parse(c.data));
+  return std::move(c.data);
+}
+
+RunResult finish_child(Child& c) {
+  RunResult r;
+  const std::string data = reap_child(c, r.error);
+  return r.error.empty() ? run_result_from_json(nlohmann::json::parse(data)) : r;
+}
+
+std::function<std::string()> simulate(const RunSpec& spec) {
+  return [&spec] { return to_json(run_in_process(spec)).dump(); };
 }
 
 }  // namespace
 
+nlohmann::json run_function_isolated(const std::function<nlohmann::json()>& f) {
+  Child c = start_child([&f] { return f().dump(); });
+  if (c.error.empty()) {
+    while (read_some(c)) {
+    }
+  }
+  std::string error;
+  const std::string data = reap_child(c, error);
+  return error.empty() ? nlohmann::json::parse(data) : nlohmann::json{{"error", error}};
+}
+
 RunResult run_isolated(const RunSpec& spec) {
-  Child c = start_child(spec);
+  Child c = start_child(simulate(spec));
   if (c.error.empty()) {
     while (read_some(c)) {
     }
@@ -336,7 +380,7 @@ std::vector<RunResult> run_many_isolated(const std::vector<RunSpec>& specs, int 
   jobs = std::max(jobs, 1);
   while (done < specs.size()) {
     while (running.size() < size_t(jobs) && next < specs.size()) {
-      running.emplace_back(next, start_child(specs[next]));
+      running.emplace_back(next, start_child(simulate(specs[next])));
       ++next;
     }
     std::vector<pollfd> fds;

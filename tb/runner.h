@@ -25,6 +25,10 @@ struct RunSpec {
   std::vector<std::pair<std::string, Kernel>> launches;
   std::string oplog_path;     // non-empty: stream the op log here as CSV
   bool keep_records = false;  // return every op-log record in the result
+  // Compute RunResult::stats (the summary of every report). It holds the
+  // op-log records in memory until the run ends; speed benchmarks and very
+  // long runs turn it off so memory does not grow with the run.
+  bool summary = true;
   std::string record_path;    // non-empty: write the PE_CPU command stream here
   // Observability outputs, written by the simulating process (the child):
   std::string trace_path;     // non-empty: Chrome / Perfetto trace JSON (models/trace/chrome_trace.h)
@@ -39,6 +43,9 @@ struct RunResult {
   uint64_t busy_ps[kNumComponents] = {};  // summed over the whole run
   uint64_t end_ps = 0;                    // simulated time at the end
   uint64_t data_bytes = 0;                // data-mode backing store allocated (0 in timing mode)
+  double sim_wall_seconds = 0;            // wall time of sc_start (speed figures only)
+  uint64_t peak_rss_kb = 0;               // the run's process, at its end
+  uint64_t records_by_component[kNumComponents] = {};  // op-log records (stages per engine)
   std::vector<OpRecord> records;          // when keep_records
   RunStats stats;                         // always (computed from the op log in the child)
 
@@ -49,6 +56,10 @@ struct RunResult {
 RunResult run_in_process(const RunSpec& spec);
 // The same in a forked child (the usual entry point).
 RunResult run_isolated(const RunSpec& spec);
+// Any function in a forked child, its JSON result returned (or
+// {"error": ...} if the child crashed). For measurements that need a
+// fresh process, such as the SystemC ceiling benchmark.
+nlohmann::json run_function_isolated(const std::function<nlohmann::json()>& f);
 // Several runs, up to `jobs` children at once; results in the order of
 // `specs`. `on_done(done, total)` is called after each completion.
 std::vector<RunResult> run_many_isolated(const std::vector<RunSpec>& specs, int jobs,

@@ -8,55 +8,81 @@ namespace kb {
 
 namespace {
 
-[[noreturn]] void fail(const std::string& what, const std::string& msg) {
-  throw KernelError(what + ": " + msg);
+// Which command a message is about, formatted only when one is thrown:
+// checks run for every command, so the happy path builds no strings.
+struct Where {
+  Where(const char* p, const char* s = nullptr) : prefix(p), suffix(s) {}
+  // Op `index` of composite `c`, with its scope when `with_scope`.
+  Where(const CompositeCmd& c, size_t index, bool with_scope)
+      : comp(&c), op_index(index), scope(with_scope) {}
+  std::string str() const {
+    if (comp) {
+      std::string s = "CompositeCmd '" + comp->name + "'";
+      if (op_index == size_t(-1)) return s;
+      const OpSpec& op = comp->ops[op_index];
+      return s + " op " + std::to_string(op_index) + " (" + op.kind +
+             (scope ? std::string(", ") + to_string(op.scope) : std::string()) + ")";
+    }
+    return suffix ? std::string(prefix) + " " + suffix : std::string(prefix);
+  }
+  const char* prefix = "";
+  const char* suffix = nullptr;
+  const CompositeCmd* comp = nullptr;
+  size_t op_index = size_t(-1);
+  bool scope = false;
+};
+
+[[noreturn]] void fail(const Where& what, const std::string& msg) {
+  throw KernelError(what.str() + ": " + msg);
 }
 
-std::string describe(const TensorDesc& d) { return "'" + d.name + "' " + d.shape_string(); }
+std::string describe(const TensorTable& t, const TensorDesc& d) {
+  return "'" + t.name_of(d) + "' " + d.shape_string();
+}
 
-const TensorDesc& tensor(const TensorTable& t, Handle h, const std::string& what,
+const TensorDesc& tensor(const TensorTable& t, Handle h, const Where& what,
                          const char* slot) {
   if (!t.contains(h)) fail(what, std::string(slot) + " is not a declared tensor (handle " + std::to_string(h) + ")");
   return t.at(h);
 }
 
-void expect_space(const TensorDesc& d, MemSpace s, const std::string& what, const char* slot) {
-  if (d.space != s) fail(what, std::string(slot) + " " + describe(d) + " must be in " + to_string(s));
+void expect_space(const TensorTable& t, const TensorDesc& d, MemSpace s, const Where& what, const char* slot) {
+  if (d.space != s) fail(what, std::string(slot) + " " + describe(t, d) + " must be in " + to_string(s));
 }
 
-void expect_same_shape(const TensorDesc& a, const TensorDesc& b, const std::string& what,
+void expect_same_shape(const TensorTable& t, const TensorDesc& a, const TensorDesc& b, const Where& what,
                        const char* sa, const char* sb) {
   if (a.rows != b.rows || a.cols != b.cols) {
-    fail(what, std::string("shape mismatch: ") + sa + " " + describe(a) + " vs " + sb + " " + describe(b));
+    fail(what, std::string("shape mismatch: ") + sa + " " + describe(t, a) + " vs " + sb + " " + describe(t, b));
   }
 }
 
-void check_transfer(const TensorTable& t, Handle dst, Handle src, const std::string& what,
+void check_transfer(const TensorTable& t, Handle dst, Handle src, const Where& what,
                     const MemSpace* dst_space, const MemSpace* src_space) {
   const TensorDesc& d = tensor(t, dst, what, "dst");
   const TensorDesc& s = tensor(t, src, what, "src");
-  if (dst_space) expect_space(d, *dst_space, what, "dst");
-  if (src_space) expect_space(s, *src_space, what, "src");
-  expect_same_shape(d, s, what, "dst", "src");
-  if (d.dtype != s.dtype) fail(what, "dtype mismatch: dst " + describe(d) + " vs src " + describe(s));
+  if (dst_space) expect_space(t, d, *dst_space, what, "dst");
+  if (src_space) expect_space(t, s, *src_space, what, "src");
+  expect_same_shape(t, d, s, what, "dst", "src");
+  if (d.dtype != s.dtype) fail(what, "dtype mismatch: dst " + describe(t, d) + " vs src " + describe(t, s));
 }
 
 // tile_scope: operands may live in HBM (the scheduler streams them).
 void check_gemm(const TensorTable& t, Handle a, Handle b, Handle out, int64_t m, int64_t n,
-                int64_t k, bool transpose_b, bool tile_scope, const std::string& what) {
+                int64_t k, bool transpose_b, bool tile_scope, const Where& what) {
   const TensorDesc& da = tensor(t, a, what, "a");
   const TensorDesc& db = tensor(t, b, what, "b");
   const TensorDesc& dout = tensor(t, out, what, "out");
   if (!tile_scope) {
-    expect_space(da, MemSpace::kTcm, what, "a");
-    expect_space(db, MemSpace::kTcm, what, "b");
-    expect_space(dout, MemSpace::kTcm, what, "out");
+    expect_space(t, da, MemSpace::kTcm, what, "a");
+    expect_space(t, db, MemSpace::kTcm, what, "b");
+    expect_space(t, dout, MemSpace::kTcm, what, "out");
   }
   const int64_t bk = transpose_b ? db.cols : db.rows;
   const int64_t bn = transpose_b ? db.rows : db.cols;
   if (da.cols != bk || dout.rows != da.rows || dout.cols != bn) {
-    fail(what, "shape mismatch: a " + describe(da) + (transpose_b ? " @ b^T " : " @ b ") +
-                   describe(db) + " -> out " + describe(dout));
+    fail(what, "shape mismatch: a " + describe(t, da) + (transpose_b ? " @ b^T " : " @ b ") +
+                   describe(t, db) + " -> out " + describe(t, dout));
   }
   if (m != da.rows || n != bn || k != da.cols) {
     fail(what, "m/n/k = " + std::to_string(m) + "/" + std::to_string(n) + "/" + std::to_string(k) +
@@ -65,42 +91,42 @@ void check_gemm(const TensorTable& t, Handle a, Handle b, Handle out, int64_t m,
   }
 }
 
-void check_math(const TensorTable& t, MathOp op, const std::vector<Handle>& operands, Handle out,
-                const std::string& what) {
-  if (int(operands.size()) != math_op_arity(op)) {
+void check_math(const TensorTable& t, MathOp op, const Handle* operands, size_t count, Handle out,
+                const Where& what) {
+  if (int(count) != math_op_arity(op)) {
     fail(what, std::string(to_string(op)) + " takes " + std::to_string(math_op_arity(op)) +
-                   " operand(s), got " + std::to_string(operands.size()));
+                   " operand(s), got " + std::to_string(count));
   }
   const TensorDesc& dout = tensor(t, out, what, "out");
-  expect_space(dout, MemSpace::kTcm, what, "out");
-  std::vector<const TensorDesc*> in;
-  for (size_t i = 0; i < operands.size(); ++i) {
+  expect_space(t, dout, MemSpace::kTcm, what, "out");
+  const TensorDesc* in[2] = {nullptr, nullptr};  // arity <= 2, checked above
+  for (size_t i = 0; i < count; ++i) {
     const char* slot = i == 0 ? "src_a" : "src_b";
-    in.push_back(&tensor(t, operands[i], what, slot));
-    expect_space(*in.back(), MemSpace::kTcm, what, slot);
+    in[i] = &tensor(t, operands[i], what, slot);
+    expect_space(t, *in[i], MemSpace::kTcm, what, slot);
   }
   switch (op) {
     case MathOp::kFill: return;
     case MathOp::kRowMax:
     case MathOp::kRowSum:
       if (dout.rows != in[0]->rows || dout.cols != 1) {
-        fail(what, "shape mismatch: " + std::string(to_string(op)) + " of src_a " + describe(*in[0]) +
-                       " needs out [" + std::to_string(in[0]->rows) + ", 1], got " + describe(dout));
+        fail(what, "shape mismatch: " + std::string(to_string(op)) + " of src_a " + describe(t, *in[0]) +
+                       " needs out [" + std::to_string(in[0]->rows) + ", 1], got " + describe(t, dout));
       }
       return;
     case MathOp::kAddBcast:
     case MathOp::kSubBcast:
     case MathOp::kMulBcast:
     case MathOp::kDivBcast:
-      expect_same_shape(*in[0], dout, what, "src_a", "out");
+      expect_same_shape(t, *in[0], dout, what, "src_a", "out");
       if (in[1]->rows != dout.rows || in[1]->cols != 1) {
-        fail(what, "shape mismatch: broadcast src_b " + describe(*in[1]) + " must be [" +
-                       std::to_string(dout.rows) + ", 1] for out " + describe(dout));
+        fail(what, "shape mismatch: broadcast src_b " + describe(t, *in[1]) + " must be [" +
+                       std::to_string(dout.rows) + ", 1] for out " + describe(t, dout));
       }
       return;
     default:
-      for (size_t i = 0; i < in.size(); ++i) {
-        expect_same_shape(*in[i], dout, what, i == 0 ? "src_a" : "src_b", "out");
+      for (size_t i = 0; i < count; ++i) {
+        expect_same_shape(t, *in[i], dout, what, i == 0 ? "src_a" : "src_b", "out");
       }
   }
 }
@@ -111,7 +137,7 @@ const ExtraValue* find_extra(const Extras& extras, const char* name) {
   return nullptr;
 }
 
-int64_t extra_int(const Extras& extras, const char* name, const std::string& what) {
+int64_t extra_int(const Extras& extras, const char* name, const Where& what) {
   const ExtraValue* v = find_extra(extras, name);
   if (!v || !std::holds_alternative<int64_t>(*v)) fail(what, std::string("needs int extra '") + name + "'");
   return std::get<int64_t>(*v);
@@ -122,7 +148,7 @@ bool extra_bool(const Extras& extras, const char* name) {
   return v && std::holds_alternative<bool>(*v) && std::get<bool>(*v);
 }
 
-Handle operand(const OpSpec& op, const char* name, const std::string& what) {
+Handle operand(const OpSpec& op, const char* name, const Where& what) {
   for (const NamedOperand& o : op.operands)
     if (o.name == name) return o.handle;
   fail(what, std::string("missing operand '") + name + "'");
@@ -141,14 +167,13 @@ void check_command(const Command& cmd, const TensorTable& t) {
   } else if (const auto* c = std::get_if<GemmCmd>(&cmd)) {
     check_gemm(t, c->a, c->b, c->out, c->m, c->n, c->k, c->transpose_b, false, "GemmCmd");
   } else if (const auto* c = std::get_if<MathCmd>(&cmd)) {
-    check_math(t, c->op, c->operands, c->out, std::string("MathCmd ") + to_string(c->op));
+    check_math(t, c->op, c->operands.data(), c->operands.size(), c->out, Where("MathCmd", to_string(c->op)));
   } else if (const auto* c = std::get_if<CompositeCmd>(&cmd)) {
-    const std::string base = "CompositeCmd '" + c->name + "'";
+    const Where base(*c, size_t(-1), false);
     const OpSpec* tile_gemm = nullptr;
     for (size_t i = 0; i < c->ops.size(); ++i) {
       const OpSpec& op = c->ops[i];
-      const std::string what = base + " op " + std::to_string(i) + " (" + op.kind + ", " +
-                               to_string(op.scope) + ")";
+      const Where what(*c, i, true);
       if (!op.has_out) fail(what, "needs an out handle");
       if (op.kind == "gemm") {
         const bool tile = op.scope == OpScope::kTile;
@@ -161,13 +186,15 @@ void check_command(const Command& cmd, const TensorTable& t) {
       }
       MathOp m;
       if (!math_op_from_string(op.kind, &m)) fail(what, "unknown op kind '" + op.kind + "'");
-      std::vector<Handle> in;
-      for (const NamedOperand& o : op.operands) in.push_back(o.handle);
-      check_math(t, m, in, op.out, what);
+      Handle in[2] = {0, 0};
+      const size_t n = std::min<size_t>(op.operands.size(), 2);
+      for (size_t k = 0; k < n; ++k) in[k] = op.operands[k].handle;
+      if (op.operands.size() > 2) fail(what, "takes at most two operands");
+      check_math(t, m, in, n, op.out, what);
       if (op.scope == OpScope::kTile) {
         if (!tile_gemm) fail(what, "a tile-scope math op must follow the tile-scope gemm it works on");
         if (math_op_is_reduction(m)) fail(what, "reductions cannot run per tile; use prologue or epilogue");
-        expect_same_shape(t.at(op.out), t.at(tile_gemm->out), what, "out", "gemm out");
+        expect_same_shape(t, t.at(op.out), t.at(tile_gemm->out), what, "out", "gemm out");
       }
     }
     for (Handle h : c->rw_handles) tensor(t, h, base, "rw_handle");
@@ -176,55 +203,67 @@ void check_command(const Command& cmd, const TensorTable& t) {
 
 namespace {
 
+// At most three reads (a, b and an accumulated out) and one write.
 struct Access {
-  std::vector<std::pair<const char*, Handle>> reads;
-  std::vector<Handle> writes;
+  std::pair<const char*, Handle> reads[3];
+  int nreads = 0;
+  Handle write = 0;
+  void read(const char* slot, Handle h) { reads[nreads++] = {slot, h}; }
 };
 
-void read_then_write(const Access& a, const TensorTable& t, InitTracker& init, const std::string& what) {
-  for (const auto& [slot, h] : a.reads) {
+void read_then_write(const Access& a, const TensorTable& t, InitTracker& init, const Where& what) {
+  for (int i = 0; i < a.nreads; ++i) {
+    const auto& [slot, h] = a.reads[i];
     const TensorDesc& d = t.at(h);
     if (!init.initialised(d)) {
-      fail(what, std::string("reads uninitialised ") + slot + " " + describe(d) +
+      fail(what, std::string("reads uninitialised ") + slot + " " + describe(t, d) +
                      " (nothing has written it: load or compute it first, or initialise it from the host)");
     }
   }
-  for (Handle h : a.writes) init.mark(t.at(h));
+  init.mark(t.at(a.write));
 }
 
 Access op_access(const OpSpec& op) {
   Access a;
-  for (const NamedOperand& o : op.operands) a.reads.emplace_back(o.name.c_str(), o.handle);
-  if (op.kind == "gemm" && extra_bool(op.extra, "accumulate")) a.reads.emplace_back("out", op.out);
-  a.writes.push_back(op.out);
+  for (const NamedOperand& o : op.operands) a.read(o.name.c_str(), o.handle);
+  if (op.kind == "gemm" && extra_bool(op.extra, "accumulate")) a.read("out", op.out);
+  a.write = op.out;
   return a;
 }
 
 }  // namespace
 
 void check_initialised(const Command& cmd, const TensorTable& t, InitTracker& init) {
+  Access a;
   if (const auto* c = std::get_if<DmaReadCmd>(&cmd)) {
-    read_then_write({{{"src", c->src}}, {c->dst}}, t, init, "DmaReadCmd");
+    a.read("src", c->src);
+    a.write = c->dst;
+    read_then_write(a, t, init, "DmaReadCmd");
   } else if (const auto* c = std::get_if<DmaWriteCmd>(&cmd)) {
-    read_then_write({{{"src", c->src}}, {c->dst}}, t, init, "DmaWriteCmd");
+    a.read("src", c->src);
+    a.write = c->dst;
+    read_then_write(a, t, init, "DmaWriteCmd");
   } else if (const auto* c = std::get_if<CopyCmd>(&cmd)) {
-    read_then_write({{{"src", c->src}}, {c->dst}}, t, init, "CopyCmd");
+    a.read("src", c->src);
+    a.write = c->dst;
+    read_then_write(a, t, init, "CopyCmd");
   } else if (const auto* c = std::get_if<GemmCmd>(&cmd)) {
-    Access a{{{"a", c->a}, {"b", c->b}}, {c->out}};
-    if (c->accumulate) a.reads.emplace_back("out", c->out);
+    a.read("a", c->a);
+    a.read("b", c->b);
+    if (c->accumulate) a.read("out", c->out);
+    a.write = c->out;
     read_then_write(a, t, init, "GemmCmd");
   } else if (const auto* c = std::get_if<MathCmd>(&cmd)) {
-    Access a{{}, {c->out}};
-    for (size_t i = 0; i < c->operands.size(); ++i) a.reads.emplace_back(i == 0 ? "src_a" : "src_b", c->operands[i]);
-    read_then_write(a, t, init, std::string("MathCmd ") + to_string(c->op));
+    for (size_t i = 0; i < c->operands.size() && i < 2; ++i) a.read(i == 0 ? "src_a" : "src_b", c->operands[i]);
+    a.write = c->out;
+    read_then_write(a, t, init, Where("MathCmd", to_string(c->op)));
   } else if (const auto* c = std::get_if<CompositeCmd>(&cmd)) {
     // The plan's order: prologue, tile, epilogue; program order within each.
     for (OpScope scope : {OpScope::kPrologue, OpScope::kTile, OpScope::kEpilogue}) {
       for (size_t i = 0; i < c->ops.size(); ++i) {
         const OpSpec& op = c->ops[i];
         if (op.scope != scope) continue;
-        read_then_write(op_access(op), t, init,
-                        "CompositeCmd '" + c->name + "' op " + std::to_string(i) + " (" + op.kind + ")");
+        read_then_write(op_access(op), t, init, Where(*c, i, false));
       }
     }
   }

@@ -150,17 +150,30 @@ bool is_single_op(const Command& cmd) {
 
 HandleAccess handle_access(const Command& cmd) {
   HandleAccess a;
+  handle_access(cmd, a);
+  return a;
+}
+
+void handle_access(const Command& cmd, HandleAccess& a) {
+  a.reads.clear();
+  a.writes.clear();
+  auto set = [&a](std::initializer_list<Handle> r, std::initializer_list<Handle> w) {
+    a.reads.insert(a.reads.end(), r);
+    a.writes.insert(a.writes.end(), w);
+  };
   std::visit(
       overloaded{
-          [&](const DmaReadCmd& c) { a = {{c.src}, {c.dst}}; },
-          [&](const DmaWriteCmd& c) { a = {{c.src}, {c.dst}}; },
-          [&](const CopyCmd& c) { a = {{c.src}, {c.dst}}; },
+          [&](const DmaReadCmd& c) { set({c.src}, {c.dst}); },
+          [&](const DmaWriteCmd& c) { set({c.src}, {c.dst}); },
+          [&](const CopyCmd& c) { set({c.src}, {c.dst}); },
           [&](const GemmCmd& c) {
-            a.reads = {c.a, c.b};
+            set({c.a, c.b}, {c.out});
             if (c.accumulate) a.reads.push_back(c.out);
-            a.writes = {c.out};
           },
-          [&](const MathCmd& c) { a = {c.operands, {c.out}}; },
+          [&](const MathCmd& c) {
+            a.reads.assign(c.operands.begin(), c.operands.end());
+            a.writes.push_back(c.out);
+          },
           [&](const CompositeCmd& c) {
             for (const OpSpec& op : c.ops) {
               for (const NamedOperand& o : op.operands) a.reads.push_back(o.handle);
@@ -173,7 +186,6 @@ HandleAccess handle_access(const Command& cmd) {
           },
           [&](const CpuOverheadCmd&) {}},
       cmd);
-  return a;
 }
 
 }  // namespace kb

@@ -163,5 +163,6 @@ struct HandleAccess {
   std::vector<Handle> writes;
 };
 HandleAccess handle_access(const Command& cmd);
+void handle_access(const Command& cmd, HandleAccess& out);  // reuses out's capacity
 
 }  // namespace kb

@@ -34,20 +34,27 @@ Hazard HazardScoreboard::classify(const std::vector<ByteRange>& earlier_reads,
 }
 
 std::vector<HazardScoreboard::Blocker> HazardScoreboard::add(
-    uint64_t id, std::vector<ByteRange> reads, std::vector<ByteRange> writes) {
+    uint64_t id, const std::vector<ByteRange>& reads, const std::vector<ByteRange>& writes) {
   std::vector<Blocker> blockers;
-  for (const Entry& e : entries_) {
-    const Hazard h = classify(e.reads, e.writes, reads, writes);
-    if (h != Hazard::kNone) blockers.push_back({e.id, h});
-  }
-  entries_.push_back({id, std::move(reads), std::move(writes)});
+  add(id, reads, writes, [&](uint64_t earlier, Hazard h) { blockers.push_back({earlier, h}); });
   return blockers;
 }
 
+HazardScoreboard::Entry& HazardScoreboard::free_slot() {
+  for (Entry& e : entries_)
+    if (!e.live) return e;
+  entries_.emplace_back();
+  return entries_.back();
+}
+
 void HazardScoreboard::remove(uint64_t id) {
-  entries_.erase(std::remove_if(entries_.begin(), entries_.end(),
-                                [id](const Entry& e) { return e.id == id; }),
-                 entries_.end());
+  for (Entry& e : entries_) {
+    if (e.live && e.id == id) {
+      e.live = false;
+      --live_;
+      return;
+    }
+  }
 }
 
 }  // namespace kb

@@ -26,10 +26,27 @@ class HazardScoreboard {
     uint64_t id;
     Hazard hazard;
   };
-  std::vector<Blocker> add(uint64_t id, std::vector<ByteRange> reads,
-                           std::vector<ByteRange> writes);
+  std::vector<Blocker> add(uint64_t id, const std::vector<ByteRange>& reads,
+                           const std::vector<ByteRange>& writes);
+  // The same, calling `on_blocker(id, hazard)` instead of allocating a list
+  // (the scheduler's per-command path).
+  template <class F>
+  void add(uint64_t id, const std::vector<ByteRange>& reads, const std::vector<ByteRange>& writes,
+           F on_blocker) {
+    for (const Entry& e : entries_) {
+      if (!e.live) continue;
+      const Hazard h = classify(e.reads, e.writes, reads, writes);
+      if (h != Hazard::kNone) on_blocker(e.id, h);
+    }
+    Entry& slot = free_slot();
+    slot.id = id;
+    slot.live = true;
+    slot.reads.assign(reads.begin(), reads.end());
+    slot.writes.assign(writes.begin(), writes.end());
+    ++live_;
+  }
   void remove(uint64_t id);
-  size_t size() const { return entries_.size(); }
+  size_t size() const { return live_; }
 
   // The hazard a later access pattern has against an earlier one.
   static Hazard classify(const std::vector<ByteRange>& earlier_reads,
@@ -39,11 +56,14 @@ class HazardScoreboard {
 
  private:
   struct Entry {
-    uint64_t id;
-    std::vector<ByteRange> reads, writes;
+    uint64_t id = 0;
+    bool live = false;
+    std::vector<ByteRange> reads, writes;  // capacity kept across reuse
   };
-  // At most queue_depth entries: a linear scan is the cheap look-up.
+  Entry& free_slot();
+  // At most queue_depth live entries: a linear scan is the cheap look-up.
   std::vector<Entry> entries_;
+  size_t live_ = 0;
 };
 
 }  // namespace kb

@@ -16,6 +16,7 @@ void for_each_row_range(const TensorDesc& t, F f) {
 }  // namespace
 
 void InitTracker::add(uint64_t begin, uint64_t end) {
+  if (covered(begin, end)) return;  // the usual case: a buffer rewritten
   auto it = ranges_.upper_bound(begin);
   if (it != ranges_.begin()) {
     auto prev = std::prev(it);

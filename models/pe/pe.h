@@ -34,6 +34,12 @@ class Pe : public sc_core::sc_module {
   OpLog& op_log() { return log_; }
   TensorTable& tensors() { return table_; }
   uint64_t data_bytes() const { return store_.bytes(); }
+  // Drive the trace signals (VCD, occupancy probe); off by default because
+  // every change costs a process activation.
+  void enable_signals(bool on) {
+    pe_cpu.enable_signals(on);
+    pe_scheduler.enable_signals(on);
+  }
 
  private:
   const PeConfig cfg_;  // owned copy: modules keep references to it

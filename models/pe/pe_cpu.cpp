@@ -32,13 +32,13 @@ void PeCpu::launch(const std::string& name, Kernel kernel) {
 Handle PeCpu::declare(const std::string& name, MemSpace space, int64_t rows, int64_t cols,
                       Dtype dtype) {
   const Handle h = table_.declare(name, space, rows, cols, dtype);
-  if (observer_) observer_->on_tensor(table_.at(h), false, 0);
+  if (observer_) observer_->on_tensor(table_.at(h), table_.name_of(table_.at(h)));
   return h;
 }
 
 Handle PeCpu::view(Handle base, int64_t row0, int64_t nrows, int64_t col0, int64_t ncols) {
   const Handle h = table_.view(base, row0, nrows, col0, ncols);
-  if (observer_) observer_->on_tensor(table_.at(h), true, base);
+  if (observer_) observer_->on_tensor(table_.at(h), table_.name_of(table_.at(h)));
   return h;
 }
 
@@ -50,7 +50,7 @@ Handle PeCpu::declare_at(const std::string& name, MemSpace space, int64_t rows, 
                       " is not valid");
   }
   const Handle h = table_.declare_at(name, space, rows, cols, dtype, address, row_stride);
-  if (observer_) observer_->on_tensor(table_.at(h), false, 0);
+  if (observer_) observer_->on_tensor(table_.at(h), table_.name_of(table_.at(h)));
   return h;
 }
 
@@ -73,10 +73,10 @@ std::vector<float> PeCpu::host_read(Handle h) {
   drain();
   const TensorDesc& t = table_.at(h);
   if (!cfg_.data_mode) {
-    throw KernelError("host read of '" + t.name + "' needs data mode (--data)");
+    throw KernelError("host read of '" + table_.name_of(t) + "' needs data mode (--data)");
   }
   if (!init_.initialised(t)) {
-    throw KernelError("host read of uninitialised '" + t.name + "' " + t.shape_string());
+    throw KernelError("host read of uninitialised '" + table_.name_of(t) + "' " + t.shape_string());
   }
   return kb::host_read(data_, t);
 }

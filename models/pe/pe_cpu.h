@@ -65,7 +65,8 @@ struct DispatchTotals {
 struct CpuObserver {
   virtual ~CpuObserver() = default;
   virtual void on_launch(const std::string& kernel) = 0;
-  virtual void on_tensor(const TensorDesc& d, bool is_view, Handle base) = 0;
+  // `name`: the tensor's display name (a view's is derived from its base).
+  virtual void on_tensor(const TensorDesc& d, const std::string& name) = 0;
   virtual void on_command(const Command& cmd) = 0;
   // Host initialisation of a tensor with seeded uniform values.
   virtual void on_host_fill(Handle h, uint64_t seed, double lo, double hi) {
@@ -111,6 +112,7 @@ class PeCpu : public sc_core::sc_module {
   std::vector<float> host_read(Handle h);
   void add_metric(const std::string& name, double value);
   const TensorTable& table() const { return table_; }
+  void enable_signals(bool on) { signals_ = on; }
 
   // Observers for traces, written by one method from the state below.
   sc_core::sc_signal<uint32_t> state_signal;        // CpuState
@@ -121,7 +123,7 @@ class PeCpu : public sc_core::sc_module {
   void finish_launch();
   void set_state(CpuState s) {
     state_ = s;
-    changed_.notify();
+    if (signals_) changed_.notify();
   }
   void update_signals();  // SC_METHOD on changed_
   void add_cpu_record(RecordKind kind, uint64_t id, const Command* c, uint64_t start_ps,
@@ -141,6 +143,7 @@ class PeCpu : public sc_core::sc_module {
   uint64_t descriptors_written_ = 0;
   CpuState state_ = CpuState::kIdle;
   sc_core::sc_event changed_;
+  bool signals_ = false;
   tlm::tlm_generic_payload payload_;  // reused for every descriptor write
   std::vector<unsigned char> descriptor_;
 };

@@ -61,33 +61,45 @@ void PeScheduler::b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_tim
 }
 
 namespace {
-std::vector<ByteRange> ranges(const TensorTable& t, const std::vector<Handle>& hs) {
-  std::vector<ByteRange> r;
-  r.reserve(hs.size());
+void ranges(const TensorTable& t, const std::vector<Handle>& hs, std::vector<ByteRange>& out) {
+  out.clear();
   for (Handle h : hs) {
     const TensorDesc& d = t.at(h);
-    r.push_back({d.span_begin(), d.span_end()});
+    out.push_back({d.span_begin(), d.span_end()});
   }
-  return r;
 }
 }  // namespace
 
+PeScheduler::InFlight& PeScheduler::find(uint64_t id) {
+  for (InFlight* f : inflight_)
+    if (f->id == id) return *f;
+  SC_REPORT_FATAL(name(), "hazard on a command that is not in flight");
+  return *inflight_.front();
+}
+
 void PeScheduler::accept(uint64_t id, const Command& cmd) {
-  InFlight& f = inflight_[id];
+  if (spare_.empty()) spare_.push_back(std::make_unique<InFlight>());
+  pool_.push_back(std::move(spare_.back()));
+  spare_.pop_back();
+  InFlight& f = *pool_.back();
+  inflight_.push_back(&f);
   f.id = id;
+  f.blockers = 0;
+  f.waiters.clear();
   build_stages(id, cmd, table_, cfg_, f.stages);  // ADR-0064 D5: no time
   f.remaining = uint32_t(f.stages.size());
   if (cfg_.data_mode) f.data = std::make_unique<CommandData>(CommandData{cmd, {}});
-  changed_.notify();
+  signal_change();
 
-  const HandleAccess access = handle_access(cmd);
-  for (const auto& b : scoreboard_.add(id, ranges(table_, access.reads),
-                                       ranges(table_, access.writes))) {
-    inflight_.at(b.id).waiters.push_back(id);
+  handle_access(cmd, access_);
+  ranges(table_, access_.reads, read_ranges_);
+  ranges(table_, access_.writes, write_ranges_);
+  scoreboard_.add(id, read_ranges_, write_ranges_, [&](uint64_t earlier, Hazard) {
+    find(earlier).waiters.push_back(&f);
     ++f.blockers;
-  }
+  });
   if (f.remaining == 0 && f.blockers == 0) {
-    complete_command(id);
+    complete_command(f);
     return;
   }
   if (f.blockers == 0) release(f);
@@ -95,7 +107,7 @@ void PeScheduler::accept(uint64_t id, const Command& cmd) {
 
 void PeScheduler::release(InFlight& f) {
   if (f.remaining == 0) {
-    complete_command(f.id);
+    complete_command(f);
     return;
   }
   for (uint32_t i = 0; i < f.stages.size(); ++i) {
@@ -105,7 +117,7 @@ void PeScheduler::release(InFlight& f) {
 
 void PeScheduler::make_ready(InFlight& f, uint32_t stage) {
   const int e = int(f.stages[stage].engine);
-  ready_[e].push({f.id, stage});
+  ready_[e].push({f.id, stage, &f});
   ready_event_[e].notify(sc_core::SC_ZERO_TIME);
 }
 
@@ -113,21 +125,33 @@ void PeScheduler::complete_stage(InFlight& f, uint32_t stage) {
   for (uint32_t d : f.stages[stage].dependents) {
     if (--f.stages[d].pending == 0) make_ready(f, d);
   }
-  if (--f.remaining == 0) complete_command(f.id);
+  if (--f.remaining == 0) complete_command(f);
 }
 
-void PeScheduler::complete_command(uint64_t id) {
-  auto it = inflight_.find(id);
-  const std::vector<uint64_t> waiters = std::move(it->second.waiters);
-  inflight_.erase(it);
-  scoreboard_.remove(id);
-  changed_.notify();
+void PeScheduler::complete_command(InFlight& f) {
+  inflight_.erase(std::find(inflight_.begin(), inflight_.end(), &f));
+  scoreboard_.remove(f.id);
+  signal_change();
   slot_freed_.notify(sc_core::SC_ZERO_TIME);
   if (inflight_.empty()) drained_.notify(sc_core::SC_ZERO_TIME);
-  for (uint64_t w : waiters) {
-    InFlight& f = inflight_.at(w);
-    if (--f.blockers == 0) release(f);
+  // Hand f back to the pool before releasing waiters (which may complete
+  // and recycle in turn); its waiters list moves out first.
+  std::vector<InFlight*> waiters;
+  waiters.swap(f.waiters);
+  f.data.reset();
+  for (size_t i = 0; i < pool_.size(); ++i) {
+    if (pool_[i].get() == &f) {
+      spare_.push_back(std::move(pool_[i]));
+      pool_[i] = std::move(pool_.back());
+      pool_.pop_back();
+      break;
+    }
   }
+  for (InFlight* w : waiters) {
+    if (--w->blockers == 0) release(*w);
+  }
+  waiters.clear();
+  f.waiters.swap(waiters);  // keep the capacity for the next command
 }
 
 void PeScheduler::update_signals() {
@@ -149,13 +173,13 @@ void PeScheduler::engine_thread(Engine e) {
     while (ready.empty()) sc_core::wait(ready_event_[int(e)]);
     const Ready r = ready.top();
     ready.pop();
-    InFlight& f = inflight_.at(r.cmd_id);
+    InFlight& f = *r.f;
     const Stage& s = f.stages[r.stage];
     ext->stage = &s;
     ext->data = f.data.get();
     payload.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
     busy_[int(e)] = true;
-    changed_.notify();
+    signal_change();
     const uint64_t start = sc_core::sc_time_stamp().value();
     sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
     socket(e)->b_transport(payload, delay);
@@ -163,7 +187,7 @@ void PeScheduler::engine_thread(Engine e) {
       SC_REPORT_ERROR(name(), ("engine rejected a stage: " + payload.get_response_string()).c_str());
     }
     busy_[int(e)] = false;
-    changed_.notify();
+    signal_change();
     OpRecord rec;
     rec.component = component;
     rec.kind = s.kind;

@@ -60,6 +60,7 @@ class PeScheduler : public sc_core::sc_module {
               const TensorTable& table, OpLog& log);
 
   size_t occupancy() const { return inflight_.size(); }
+  void enable_signals(bool on) { signals_ = on; }
   // Observers for traces, written by one method from the state below.
   sc_core::sc_signal<uint32_t> occupancy_signal;
   sc_core::sc_signal<bool> busy_signal[kNumEngines];
@@ -70,12 +71,13 @@ class PeScheduler : public sc_core::sc_module {
     std::vector<Stage> stages;
     uint32_t remaining = 0;  // stages not yet complete
     uint32_t blockers = 0;   // earlier conflicting commands not yet complete
-    std::vector<uint64_t> waiters;  // later commands blocked on this one
+    std::vector<InFlight*> waiters;  // later commands blocked on this one
     std::unique_ptr<CommandData> data;  // data mode only
   };
   struct Ready {
     uint64_t cmd_id;
     uint32_t stage;
+    InFlight* f;
     bool operator>(const Ready& o) const {
       return cmd_id != o.cmd_id ? cmd_id > o.cmd_id : stage > o.stage;
     }
@@ -86,7 +88,8 @@ class PeScheduler : public sc_core::sc_module {
   void release(InFlight& f);  // hazards cleared: roots become ready
   void make_ready(InFlight& f, uint32_t stage);
   void complete_stage(InFlight& f, uint32_t stage);
-  void complete_command(uint64_t id);
+  void complete_command(InFlight& f);
+  InFlight& find(uint64_t id);
   void engine_thread(Engine e);
   void update_signals();  // SC_METHOD on changed_
   tlm_utils::simple_initiator_socket<PeScheduler>& socket(Engine e);
@@ -95,13 +98,23 @@ class PeScheduler : public sc_core::sc_module {
   const TensorTable& table_;
   OpLog& log_;
   HazardScoreboard scoreboard_;
-  std::map<uint64_t, InFlight> inflight_;
+  // Accepted, not yet complete (at most queue_depth), and a pool of spare
+  // InFlight objects whose vectors keep their capacity: no heap allocation
+  // per command once the pool is warm.
+  std::vector<InFlight*> inflight_;
+  std::vector<std::unique_ptr<InFlight>> pool_, spare_;
+  std::vector<ByteRange> read_ranges_, write_ranges_;  // scratch of accept()
+  HandleAccess access_;                                 // scratch of accept()
   std::priority_queue<Ready, std::vector<Ready>, std::greater<Ready>> ready_[kNumEngines];
   sc_core::sc_event ready_event_[kNumEngines];
   sc_core::sc_event slot_freed_;
   sc_core::sc_event drained_;
   sc_core::sc_event changed_;
   bool busy_[kNumEngines] = {};
+  bool signals_ = false;
+  void signal_change() {
+    if (signals_) changed_.notify();
+  }
 };
 
 }  // namespace kb

@@ -94,18 +94,23 @@ Handle TensorTable::view(Handle base, int64_t row0, int64_t nrows,
                       std::to_string(row0 + nrows) + ") x cols [" +
                       std::to_string(col0) + ", " +
                       std::to_string(col0 + ncols) + ") is out of bounds of '" +
-                      b.name + "' " + b.shape_string());
+                      name_of(b) + "' " + b.shape_string());
   }
   TensorDesc d = b;
-  d.name = name.empty() ? b.name + "[" + std::to_string(row0) + ":" +
-                              std::to_string(row0 + nrows) + "," +
-                              std::to_string(col0) + ":" +
-                              std::to_string(col0 + ncols) + "]"
-                        : name;
+  d.name = name;
+  d.base = name.empty() ? base : 0;
+  d.row0 = row0;
+  d.col0 = col0;
   d.rows = nrows;
   d.cols = ncols;
   d.address = b.address + uint64_t(row0 * b.row_stride + col0) * dtype_bytes(b.dtype);
   return add(std::move(d));
+}
+
+std::string TensorTable::name_of(const TensorDesc& d) const {
+  if (!d.name.empty() || d.base == 0) return d.name;
+  return name_of(at(d.base)) + "[" + std::to_string(d.row0) + ":" + std::to_string(d.row0 + d.rows) +
+         "," + std::to_string(d.col0) + ":" + std::to_string(d.col0 + d.cols) + "]";
 }
 
 const TensorDesc& TensorTable::at(Handle h) const {

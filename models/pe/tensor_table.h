@@ -35,6 +35,10 @@ struct TensorDesc {
   int64_t rows = 0, cols = 0;  // every tensor is 2-D: [rows, cols]
   int64_t row_stride = 0;      // elements between rows (>= cols for views)
   uint64_t address = 0;        // byte address of element [0, 0]
+  // A view made by view() without a name: its base and offset, so its name
+  // is formatted only when a message needs it (views are made per tile).
+  Handle base = 0;
+  int64_t row0 = 0, col0 = 0;
 
   int64_t elements() const { return rows * cols; }
   uint64_t bytes() const { return uint64_t(elements()) * dtype_bytes(dtype); }
@@ -66,6 +70,8 @@ class TensorTable {
               int64_t ncols, const std::string& name = "");
 
   const TensorDesc& at(Handle h) const;  // throws KernelError if unknown
+  // The tensor's name; an unnamed view's is "base[r0:r1,c0:c1]".
+  std::string name_of(const TensorDesc& d) const;
   bool contains(Handle h) const { return h >= 1 && h <= descs_.size(); }
   const std::vector<TensorDesc>& all() const { return descs_; }
   uint64_t tcm_used() const { return tcm_next_ - kTcmBase; }

@@ -70,7 +70,7 @@ void Tl::math(MathOp op, const Tensor& out, std::initializer_list<Tensor> operan
   for (const Tensor& t : operands) c.operands.push_back(t.handle);
   c.out = out.handle;
   c.extra = std::move(extra);
-  cpu_.dispatch(c);
+  cpu_.dispatch(Command(std::move(c)));
 }
 
 OpSpec gemm_op(OpScope scope, const Tensor& out, const Tensor& a, const Tensor& b,

@@ -80,6 +80,7 @@ void OpLog::add(const OpRecord& r) {
     launch_busy_ps_[int(r.component)] += r.end_ps - r.start_ps;
   }
   ++count_;
+  ++count_by_component_[int(r.component)];
   if (keep_) records_.push_back(r);
   if (csv_) std::fprintf(csv_, "%s\n", op_log_csv_row(r).c_str());
 }

@@ -58,6 +58,7 @@ class OpLog {
   // Sum of record durations per component, kept whether or not records are.
   uint64_t busy_ps(Component c) const { return busy_ps_[int(c)]; }
   uint64_t count() const { return count_; }
+  uint64_t count(Component c) const { return count_by_component_[int(c)]; }
   // Busy time since the last begin_launch(): kernel launches run back to
   // back and drain, so every record falls inside its launch.
   void begin_launch();
@@ -71,6 +72,7 @@ class OpLog {
   uint64_t busy_ps_[kNumComponents] = {};
   uint64_t launch_busy_ps_[kNumComponents] = {};
   uint64_t count_ = 0;
+  uint64_t count_by_component_[kNumComponents] = {};
 };
 
 }  // namespace kb

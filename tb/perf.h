@@ -1,0 +1,23 @@
+// `kernbench perf`: simulation speed against the SystemC ceiling. Each
+// workload runs in its own child process; rates are simulated commands (or
+// engine stages) per wall-second of sc_start. The ceiling is a minimal TLM
+// initiator/target pair doing one b_transport and one wait per command, in
+// the same binary and run, so ratios are comparable on a noisy machine.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+
+namespace kb {
+
+struct PerfOptions {
+  int64_t context = 131072;     // gqa-decode context (opt3: 16 commands per KV tile)
+  int64_t gemm = 2048;          // composite GEMM m = n = k
+  uint64_t ceiling_commands = 2000000;
+  bool scaling = true;          // also run opt3 at half the context
+  int repeats = 3;              // report the fastest of this many runs
+};
+
+int run_perf(const PerfOptions& o, std::ostream& os);
+
+}  // namespace kb
