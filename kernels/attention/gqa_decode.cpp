@@ -99,15 +99,7 @@ class GqaDecode {
   SoftmaxMergeScratch scratch_;
 };
 
-// An OpSpec of the recipe issued on its own as a MathCmd (opt3).
-void emit_as_math_cmd(Tl& tl, const OpSpec& op) {
-  MathCmd c;
-  math_op_from_string(op.kind, &c.op);
-  for (const NamedOperand& o : op.operands) c.operands.push_back(o.handle);
-  c.out = op.out;
-  c.extra = op.extra;
-  tl.emit(c);
-}
+
 
 }  // namespace
 
@@ -144,7 +136,11 @@ void gqa_decode_opt3(Tl& tl, const GqaShape& shape, const GqaTensors& in) {
     tl.load(kt, t.k);
     tl.dot(t.s, d.q_g(), kt, {/*transpose_b=*/true, /*accumulate=*/false});
     tl.scale(t.s, t.s, d.scale());
-    for (const OpSpec& op : softmax_merge_math_ops(t.s, t.state, t.scratch)) emit_as_math_cmd(tl, op);
+    // The recipe's steps, each as its own MathCmd.
+    for (const MergeStep& m : softmax_merge_steps(t.s, t.state, t.scratch)) {
+      if (m.binary) tl.math(m.op, m.out, {m.a, m.b});
+      else tl.math(m.op, m.out, {m.a});
+    }
     tl.load(vt, t.v);
     tl.dot(pv, t.scratch.p, vt);
     tl.add(t.state.o, t.state.o, pv);

@@ -2,21 +2,31 @@
 
 namespace kb {
 
+std::array<MergeStep, kMergeSteps> softmax_merge_steps(const Tensor& s, const SoftmaxMergeState& st,
+                                                       const SoftmaxMergeScratch& x) {
+  return {{
+      {MathOp::kRowMax, x.m_tile, s, {}, false},
+      {MathOp::kMax, st.m_out, st.m_in, x.m_tile, true},  // m'
+      {MathOp::kSub, x.corr, st.m_in, st.m_out, true},
+      {MathOp::kExp, x.corr, x.corr, {}, false},          // corr
+      {MathOp::kSubBcast, x.p, s, st.m_out, true},
+      {MathOp::kExp, x.p, x.p, {}, false},                // P
+      {MathOp::kRowSum, x.row_sum, x.p, {}, false},
+      {MathOp::kMul, st.l, st.l, x.corr, true},
+      {MathOp::kAdd, st.l, st.l, x.row_sum, true},        // l'
+      {MathOp::kMulBcast, st.o, st.o, x.corr, true},
+  }};
+}
+
 std::vector<OpSpec> softmax_merge_math_ops(const Tensor& s, const SoftmaxMergeState& st,
                                            const SoftmaxMergeScratch& x) {
-  const OpScope pro = OpScope::kPrologue;
-  return {
-      math_op(MathOp::kRowMax, pro, x.m_tile, {s}),
-      math_op(MathOp::kMax, pro, st.m_out, {st.m_in, x.m_tile}),  // m'
-      math_op(MathOp::kSub, pro, x.corr, {st.m_in, st.m_out}),
-      math_op(MathOp::kExp, pro, x.corr, {x.corr}),              // corr
-      math_op(MathOp::kSubBcast, pro, x.p, {s, st.m_out}),
-      math_op(MathOp::kExp, pro, x.p, {x.p}),                    // P
-      math_op(MathOp::kRowSum, pro, x.row_sum, {x.p}),
-      math_op(MathOp::kMul, pro, st.l, {st.l, x.corr}),
-      math_op(MathOp::kAdd, pro, st.l, {st.l, x.row_sum}),       // l'
-      math_op(MathOp::kMulBcast, pro, st.o, {st.o, x.corr}),
-  };
+  std::vector<OpSpec> ops;
+  ops.reserve(kMergeSteps + 1);
+  for (const MergeStep& m : softmax_merge_steps(s, st, x)) {
+    ops.push_back(m.binary ? math_op(m.op, OpScope::kPrologue, m.out, {m.a, m.b})
+                           : math_op(m.op, OpScope::kPrologue, m.out, {m.a}));
+  }
+  return ops;
 }
 
 std::vector<OpSpec> softmax_merge_ops(const Tensor& s, const Tensor& v,

@@ -11,6 +11,7 @@
 // are updated in place and are the composite's rw_handles.
 #pragma once
 
+#include <array>
 #include <vector>
 
 #include "models/pe/tl.h"
@@ -31,7 +32,19 @@ struct SoftmaxMergeScratch {
   Tensor row_sum;  // [g, 1] rowsum(P)
 };
 
-// The recipe's ten math OpSpecs (all prologue): m', corr, P, l' and O * corr.
+// One math step of the update: out = op(a[, b]).
+struct MergeStep {
+  MathOp op;
+  Tensor out, a, b;
+  bool binary;
+};
+constexpr int kMergeSteps = 10;
+// The update's ten math steps in order: m', corr, P, l' and O * corr. The
+// single source for both the recipe's OpSpecs and opt3's MathCmds.
+std::array<MergeStep, kMergeSteps> softmax_merge_steps(const Tensor& s, const SoftmaxMergeState& st,
+                                                       const SoftmaxMergeScratch& scratch);
+
+// The recipe's ten math OpSpecs (all prologue scope).
 std::vector<OpSpec> softmax_merge_math_ops(const Tensor& s, const SoftmaxMergeState& st,
                                            const SoftmaxMergeScratch& scratch);
 
