@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "tests/test_files.h"
+
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -28,6 +30,9 @@
 namespace {
 
 namespace fs = std::filesystem;
+using kb::test::TempDir;
+using kb::test::read_file;
+using kb::test::write_file;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -38,74 +43,8 @@ const char kFixtures[] = "tests/data/config/";
 
 // ---- helpers ---------------------------------------------------------------
 
-// A fresh directory, removed with everything in it at scope exit.
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "kernbench_cli_XXXXXX").string();
-    if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  fs::path path_;
-};
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-}
-
-struct CliResult {
-  int exit_code = -1;  // -1: did not exit normally (signal)
-  std::string out;
-  std::string err;
-};
-
-// Runs KERNBENCH_BIN with `args` (no shell, so no quoting issues); stdout and
-// stderr go to separate temp files so each can be checked on its own.
-CliResult run_cli(const std::vector<std::string>& args) {
-  TempDir dir;
-  const std::string out_path = dir.file("stdout"), err_path = dir.file("stderr");
-  std::vector<std::string> argv_s = {KERNBENCH_BIN};
-  argv_s.insert(argv_s.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (std::string& a : argv_s) argv.push_back(a.data());
-  argv.push_back(nullptr);
-
-  const pid_t pid = fork();
-  if (pid < 0) throw std::runtime_error("fork failed");
-  if (pid == 0) {  // child: only async-signal-safe calls until exec
-    const int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    const int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (out < 0 || err < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) _exit(127);
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) throw std::runtime_error("waitpid failed");
-  }
-  CliResult r;
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = read_file(out_path);
-  r.err = read_file(err_path);
-  return r;
-}
+using kb::test::CliResult;
+CliResult run_cli(const std::vector<std::string>& args) { return kb::test::run_program(KERNBENCH_BIN, args); }
 
 // Every field, empty ones included ("a,,b" -> 3 fields).
 std::vector<std::string> split(const std::string& line, char sep) {

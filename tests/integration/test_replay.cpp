@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "tests/test_files.h"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -24,43 +26,15 @@ namespace kb {
 namespace {
 
 namespace fs = std::filesystem;
+using kb::test::TempDir;
+using kb::test::read_file;
+using kb::test::write_file;
 using test::of_kind;
 using test::period_ps;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
 const char kData[] = "tests/data/replay/";
-
-// A fresh directory, removed with everything in it at scope exit.
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "kernbench_replay_XXXXXX").string();
-    if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  fs::path path_;
-};
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream(path, std::ios::binary) << text;
-}
 
 using Launches = std::vector<std::pair<std::string, Kernel>>;
 
