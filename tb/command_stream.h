@@ -52,8 +52,9 @@
 // KEY=VALUE fields may come in any order, except that `op` operands and
 // extras keep their order. Numbers are decimal integers unless stated.
 //
-// IDs are the stream's own tensor numbers (the recorder writes the live
-// handle values; a hand-written file may use any). An ID is declared by one
+// IDs are the stream's own tensor numbers (the recorder numbers tensors 1,
+// 2, ... in declaration order; a hand-written file may use any). An ID is
+// declared by one
 // `tensor` line before it is used and is valid to the end of the file, like
 // a handle in the run's descriptor table (a later kernel section may use it
 // when the sections run in order in one run).
@@ -93,6 +94,7 @@
 #include <fstream>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -120,8 +122,11 @@ class StreamRecorder : public CpuObserver {
   void close();
 
  private:
+  uint64_t id(Handle h) const;
   std::string path_;
   std::ofstream out_;
+  std::unordered_map<Handle, uint64_t> ids_;
+  uint64_t next_id_ = 1;
 };
 
 // Parses a whole stream up front (errors surface before any simulation) and

@@ -104,19 +104,37 @@ Handle TensorTable::view(Handle base, int64_t row0, int64_t nrows,
   d.rows = nrows;
   d.cols = ncols;
   d.address = b.address + uint64_t(row0 * b.row_stride + col0) * dtype_bytes(b.dtype);
-  return add(std::move(d));
+  d.handle = kViewHandleBit | next_view_;
+  if (views_.size() < kViewCapacity) views_.push_back(std::move(d));
+  else views_[next_view_ % kViewCapacity] = std::move(d);
+  return kViewHandleBit | next_view_++;
 }
 
 std::string TensorTable::name_of(const TensorDesc& d) const {
   if (!d.name.empty() || d.base == 0) return d.name;
+  if (!contains(d.base)) return "view";
   return name_of(at(d.base)) + "[" + std::to_string(d.row0) + ":" + std::to_string(d.row0 + d.rows) +
          "," + std::to_string(d.col0) + ":" + std::to_string(d.col0 + d.cols) + "]";
 }
 
+bool TensorTable::contains(Handle h) const {
+  if (h & kViewHandleBit) {
+    const uint64_t seq = h & ~kViewHandleBit;
+    return seq < next_view_ && next_view_ - seq <= kViewCapacity;
+  }
+  return h >= 1 && h <= descs_.size();
+}
+
 const TensorDesc& TensorTable::at(Handle h) const {
   if (!contains(h)) {
+    if ((h & kViewHandleBit) && (h & ~kViewHandleBit) < next_view_) {
+      throw KernelError("view handle " + std::to_string(h & ~kViewHandleBit) + " is stale: " +
+                        std::to_string(kViewCapacity) +
+                        " newer views have reused its slot (make views when you use them)");
+    }
     throw KernelError("unknown tensor handle " + std::to_string(h));
   }
+  if (h & kViewHandleBit) return views_[(h & ~kViewHandleBit) % kViewCapacity];
   return descs_[h - 1];
 }
 

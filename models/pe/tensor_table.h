@@ -49,6 +49,13 @@ struct TensorDesc {
   std::string shape_string() const;  // "[rows, cols] dtype space"
 };
 
+// Views get handles of their own kind, kept in a ring of kViewCapacity
+// entries: a kernel walking a long context makes a few views per tile, and
+// the table must not grow with the context. A view older than the last
+// kViewCapacity views is gone; using its handle is an error that says so.
+constexpr Handle kViewHandleBit = Handle(1) << 62;
+constexpr uint64_t kViewCapacity = 1 << 16;
+
 // HBM and TCM are disjoint ranges of one address map.
 constexpr uint64_t kTcmBase = 0x0;
 constexpr uint64_t kHbmBase = uint64_t(1) << 40;
@@ -72,8 +79,7 @@ class TensorTable {
   const TensorDesc& at(Handle h) const;  // throws KernelError if unknown
   // The tensor's name; an unnamed view's is "base[r0:r1,c0:c1]".
   std::string name_of(const TensorDesc& d) const;
-  bool contains(Handle h) const { return h >= 1 && h <= descs_.size(); }
-  const std::vector<TensorDesc>& all() const { return descs_; }
+  bool contains(Handle h) const;
   uint64_t tcm_used() const { return tcm_next_ - kTcmBase; }
   // Frees every TCM allocation made after tcm_used() returned `mark`; their
   // descriptors stay (handles remain unique) but must not be used again.
@@ -84,7 +90,9 @@ class TensorTable {
   uint64_t tcm_size_;
   uint64_t tcm_next_ = kTcmBase;
   uint64_t hbm_next_ = kHbmBase;
-  std::vector<TensorDesc> descs_;  // handle h is descs_[h - 1]
+  std::vector<TensorDesc> descs_;  // declared: handle h is descs_[h - 1]
+  std::vector<TensorDesc> views_;  // view seq s is views_[s % kViewCapacity]
+  uint64_t next_view_ = 0;
 };
 
 }  // namespace kb

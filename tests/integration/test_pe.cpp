@@ -276,6 +276,27 @@ TEST(KernelErrors, OutOfBoundsViewAndTcmOverflow) {
   EXPECT_THAT(r.error, HasSubstr("does not fit in TCM"));
 }
 
+// Views live in a ring so the descriptor table does not grow with a long
+// context; a view older than the ring is an error that says so.
+TEST(KernelErrors, StaleViewHandle) {
+  const RunResult r = run_failing([](Tl& tl) {
+    const Tensor a = tl.tcm("a", 64, 64, Dtype::kFp32);
+    const Tensor first = tl.view(a, 0, 8);
+    for (uint64_t i = 0; i < kViewCapacity; ++i) tl.view(a, 0, 8);
+    tl.fill(first, 1.0);
+  });
+  EXPECT_FALSE(r.ok);
+  EXPECT_THAT(r.error, HasSubstr("view handle 0 is stale"));
+  // The newest views still work.
+  const RunResult ok = test::run_kernel([](Tl& tl) {
+    const Tensor a = tl.tcm("a", 64, 64, Dtype::kFp32);
+    Tensor v;
+    for (uint64_t i = 0; i < kViewCapacity + 10; ++i) v = tl.view(a, 0, 8);
+    tl.fill(v, 1.0);
+  });
+  EXPECT_EQ(ok.launches.at(0).commands, 1u);
+}
+
 TEST(KernelErrors, RejectedCommandChargesNothing) {
   RunSpec spec;
   spec.keep_records = true;
