@@ -42,7 +42,7 @@ std::string describe(const TensorTable& t, const TensorDesc& d) {
 
 const TensorDesc& tensor(const TensorTable& t, Handle h, const Where& what,
                          const char* slot) {
-  if (!t.contains(h)) fail(what, std::string(slot) + " is not a declared tensor (handle " + std::to_string(h) + ")");
+  if (!t.contains(h)) fail(what, std::string(slot) + ": " + t.why_unknown(h));
   return t.at(h);
 }
 

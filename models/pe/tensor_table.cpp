@@ -125,15 +125,17 @@ bool TensorTable::contains(Handle h) const {
   return h >= 1 && h <= descs_.size();
 }
 
-const TensorDesc& TensorTable::at(Handle h) const {
-  if (!contains(h)) {
-    if ((h & kViewHandleBit) && (h & ~kViewHandleBit) < next_view_) {
-      throw KernelError("view handle " + std::to_string(h & ~kViewHandleBit) + " is stale: " +
-                        std::to_string(kViewCapacity) +
-                        " newer views have reused its slot (make views when you use them)");
-    }
-    throw KernelError("unknown tensor handle " + std::to_string(h));
+std::string TensorTable::why_unknown(Handle h) const {
+  if ((h & kViewHandleBit) && (h & ~kViewHandleBit) < next_view_) {
+    return "view handle " + std::to_string(h & ~kViewHandleBit) + " is stale: " +
+           std::to_string(kViewCapacity) +
+           " newer views have reused its slot (make views when you use them)";
   }
+  return "unknown tensor handle " + std::to_string(h);
+}
+
+const TensorDesc& TensorTable::at(Handle h) const {
+  if (!contains(h)) throw KernelError(why_unknown(h));
   if (h & kViewHandleBit) return views_[(h & ~kViewHandleBit) % kViewCapacity];
   return descs_[h - 1];
 }

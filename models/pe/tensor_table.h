@@ -80,6 +80,8 @@ class TensorTable {
   // The tensor's name; an unnamed view's is "base[r0:r1,c0:c1]".
   std::string name_of(const TensorDesc& d) const;
   bool contains(Handle h) const;
+  // Why `h` is not a valid handle (unknown, or a view that went stale).
+  std::string why_unknown(Handle h) const;
   uint64_t tcm_used() const { return tcm_next_ - kTcmBase; }
   // Frees every TCM allocation made after tcm_used() returned `mark`; their
   // descriptors stay (handles remain unique) but must not be used again.
