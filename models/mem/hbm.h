@@ -1,5 +1,5 @@
-// The PE's share of HBM: a TLM target that takes latency + transfer time
-// for each access (pseudo_channels x channel_gbps x efficiency). Data mode
+// The PE's share of HBM: a TLM target that adds latency + transfer time to
+// the annotated delay of each access (pseudo_channels x channel_gbps x efficiency). Data mode
 // will add a backing store here.
 #pragma once
 
