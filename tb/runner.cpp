@@ -139,8 +139,6 @@ const char* intern(const std::string& s) {
   return pool.insert(s).first->c_str();
 }
 
-const char* const kCommandTypes[] = {"DmaReadCmd", "DmaWriteCmd", "GemmCmd",       "MathCmd",
-                                     "CopyCmd",    "CompositeCmd", "CpuOverheadCmd"};
 
 nlohmann::json record_json(const OpRecord& r) {
   return {{"component", to_string(r.component)},
@@ -207,7 +205,7 @@ nlohmann::json to_json(const RunResult& r) {
   j["launches"] = nlohmann::json::array();
   for (const LaunchResult& l : r.launches) {
     nlohmann::json by_type;
-    for (int t = 0; t < 7; ++t) by_type[kCommandTypes[t]] = l.commands_by_type[t];
+    for (int t = 0; t < kNumCommandTypes; ++t) by_type[command_type_at(t)] = l.commands_by_type[t];
     j["launches"].push_back({{"kernel", l.kernel},
                              {"start_ps", l.start_ps},
                              {"end_ps", l.end_ps},
@@ -248,7 +246,9 @@ RunResult run_result_from_json(const nlohmann::json& j) {
     l.start_ps = jl.at("start_ps");
     l.end_ps = jl.at("end_ps");
     l.commands = jl.at("commands");
-    for (int t = 0; t < 7; ++t) l.commands_by_type[t] = jl.at("commands_by_type").at(kCommandTypes[t]);
+    for (int t = 0; t < kNumCommandTypes; ++t) {
+      l.commands_by_type[t] = jl.at("commands_by_type").at(command_type_at(t));
+    }
     l.logical_bytes = jl.at("logical_bytes");
     l.dispatch_cycles_exact = jl.at("dispatch_cycles_exact");
     l.dispatch_cycles_charged = jl.at("dispatch_cycles_charged");
