@@ -242,7 +242,7 @@ int cmd_sweep(const std::string& name, const std::string& config,
 
   std::vector<std::string> header;
   for (const Axis& a : axes) header.push_back(a.key);
-  std::vector<std::vector<std::string>> rows, csv_rows;
+  std::vector<std::vector<std::string>> csv_rows;
   std::vector<std::string> csv_header = header;
   int failures = 0;
   for (size_t i = 0; i < results.size(); ++i) {
@@ -256,21 +256,35 @@ int cmd_sweep(const std::string& name, const std::string& config,
     if (i == 0 || csv_header.size() == header.size()) {
       for (const auto& [k, v] : leaves) csv_header.push_back(k);
     }
-    std::vector<std::string> row = points[i], full = points[i];
+    std::vector<std::string> full = points[i];
     for (const auto& [k, v] : leaves) full.push_back(cell(v));
-    for (const std::string& col : bench.sweep_columns) {
-      std::string value = results[i].ok ? "?" : "failed";
-      for (const auto& [k, v] : leaves)
-        if (k == col) value = cell(v);
-      row.push_back(value);
-    }
-    if (bench.sweep_columns.empty()) row = full;
-    rows.push_back(row);
     csv_rows.push_back(full);
   }
-  std::vector<std::string> shown = header;
-  if (bench.sweep_columns.empty()) shown = csv_header;
-  else shown.insert(shown.end(), bench.sweep_columns.begin(), bench.sweep_columns.end());
+  // Terminal columns: the bench's sweep_columns, where "*suffix" matches
+  // every figure ending in suffix; every figure when it names none.
+  auto shown_on_terminal = [&](const std::string& key) {
+    if (bench.sweep_columns.empty()) return true;
+    for (const std::string& pattern : bench.sweep_columns) {
+      if (pattern == key) return true;
+      if (pattern[0] == '*' && key.size() >= pattern.size() - 1 &&
+          key.compare(key.size() - (pattern.size() - 1), pattern.size() - 1, pattern, 1) == 0) {
+        return true;
+      }
+    }
+    return false;
+  };
+  std::vector<size_t> columns;
+  for (size_t c = 0; c < csv_header.size(); ++c) {
+    if (c < header.size() || shown_on_terminal(csv_header[c])) columns.push_back(c);
+  }
+  std::vector<std::string> shown;
+  for (size_t c : columns) shown.push_back(csv_header[c]);
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& full : csv_rows) {
+    std::vector<std::string> row;
+    for (size_t c : columns) row.push_back(c < full.size() ? full[c] : "failed");
+    rows.push_back(row);
+  }
   std::vector<size_t> width(shown.size());
   for (size_t c = 0; c < shown.size(); ++c) {
     width[c] = shown[c].size();
