@@ -60,10 +60,12 @@ int cmd_config(const std::string& config, const std::vector<std::string>& sets) 
 // written by the simulating child process.
 struct Outputs {
   std::string trace, vcd, stats;
+  bool no_summary = false;
   void apply(kb::RunSpec& spec) const {
     spec.trace_path = trace;
     spec.vcd_path = vcd;
     spec.stats_path = stats;
+    spec.summary = !no_summary || !stats.empty();
   }
 };
 
@@ -79,6 +81,9 @@ void add_output_options(CLI::App* sub, Outputs& o) {
                   "write statistics as JSON: busy time and utilisation, commands and logical "
                   "bytes by type, dispatch, stall, CPU- or engine-bound verdict")
       ->type_name("FILE.json");
+  sub->add_flag("--no-summary", o.no_summary,
+                "leave the statistics summary out of the report: it holds every op-log record "
+                "in memory until the run ends, which matters for very long runs");
 }
 
 // Prints a finished run's report and writes its JSON; the shared tail of

@@ -29,6 +29,7 @@ std::string lpad(const std::string& s, size_t width) {
 }  // namespace
 
 void print_stats_table(std::ostream& os, const RunStats& s) {
+  if (s.launches.empty()) return;  // no summary was computed (--no-summary)
   size_t name_w = 8;
   for (const WindowStats& w : s.launches) name_w = std::max(name_w, w.name.size());
   os << "  " << pad("kernel", name_w) << "    span(us)  PE_CPU busy  stalled  exposed  "
@@ -44,6 +45,7 @@ void print_stats_table(std::ostream& os, const RunStats& s) {
 }
 
 void print_stats_summary(std::ostream& os, const RunStats& s) {
+  if (s.launches.empty()) return;  // no summary was computed (--no-summary)
   os << "statistics (CPU-bound when PE_CPU is busy at least as long as the busiest engine)\n";
   print_stats_table(os, s);
   for (const WindowStats& w : s.launches) {

@@ -372,3 +372,16 @@ TEST(Cli, CompositeOverTheCapFailsTheRun) {
 }
 
 }  // namespace
+
+namespace {
+// --no-summary drops the statistics block (and the op-log records it needs).
+TEST(Cli, NoSummaryLeavesTheStatisticsOut) {
+  const CliResult with = run_cli({"run", "softmax-merge"});
+  const CliResult without = run_cli({"run", "softmax-merge", "--no-summary"});
+  EXPECT_EQ(with.exit_code, kExitOk) << with.err;
+  EXPECT_EQ(without.exit_code, kExitOk) << without.err;
+  EXPECT_THAT(with.out, HasSubstr("busiest engine"));
+  EXPECT_THAT(without.out, Not(HasSubstr("busiest engine")));
+  EXPECT_THAT(without.out, HasSubstr("latency"));
+}
+}  // namespace
