@@ -107,6 +107,8 @@ class Tl {
   // about itself (they appear in the run's result and JSON).
   DispatchTotals dispatch_totals() const;
   void metric(const std::string& name, double value);
+  // For testbenches that drive PE_CPU directly (command-stream replay
+  // declares tensors at recorded addresses); kernels should not need it.
   PeCpu& cpu() { return cpu_; }
 
  private:
