@@ -27,10 +27,18 @@ Hazard HazardScoreboard::classify(const std::vector<ByteRange>& earlier_reads,
                                   const std::vector<ByteRange>& earlier_writes,
                                   const std::vector<ByteRange>& later_reads,
                                   const std::vector<ByteRange>& later_writes) {
-  if (any_overlap(later_reads, earlier_writes)) return Hazard::kRaw;
-  if (any_overlap(later_writes, earlier_writes)) return Hazard::kWaw;
-  if (any_overlap(later_writes, earlier_reads)) return Hazard::kWar;
-  return Hazard::kNone;
+  // One pass over the earlier writes finds RAW and WAW; WAR only if neither.
+  Hazard h = Hazard::kNone;
+  for (const ByteRange& w : earlier_writes) {
+    for (const ByteRange& r : later_reads)
+      if (w.overlaps(r)) return Hazard::kRaw;
+    if (h == Hazard::kNone) {
+      for (const ByteRange& lw : later_writes)
+        if (w.overlaps(lw)) h = Hazard::kWaw;
+    }
+  }
+  if (h != Hazard::kNone) return h;
+  return any_overlap(later_writes, earlier_reads) ? Hazard::kWar : Hazard::kNone;
 }
 
 std::vector<HazardScoreboard::Blocker> HazardScoreboard::add(

@@ -134,10 +134,5 @@ std::string TensorTable::why_unknown(Handle h) const {
   return "unknown tensor handle " + std::to_string(h);
 }
 
-const TensorDesc& TensorTable::at(Handle h) const {
-  if (!contains(h)) throw KernelError(why_unknown(h));
-  if (h & kViewHandleBit) return views_[(h & ~kViewHandleBit) % kViewCapacity];
-  return descs_[h - 1];
-}
 
 }  // namespace kb

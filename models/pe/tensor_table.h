@@ -76,7 +76,16 @@ class TensorTable {
   Handle view(Handle base, int64_t row0, int64_t nrows, int64_t col0,
               int64_t ncols, const std::string& name = "");
 
-  const TensorDesc& at(Handle h) const;  // throws KernelError if unknown
+  // Throws KernelError if unknown. Inline: every dispatch check calls it.
+  const TensorDesc& at(Handle h) const {
+    if (h & kViewHandleBit) {
+      const uint64_t seq = h & ~kViewHandleBit;
+      if (seq < next_view_ && next_view_ - seq <= kViewCapacity) return views_[seq % kViewCapacity];
+    } else if (h >= 1 && h <= descs_.size()) {
+      return descs_[h - 1];
+    }
+    throw KernelError(why_unknown(h));
+  }
   // The tensor's name; an unnamed view's is "base[r0:r1,c0:c1]".
   std::string name_of(const TensorDesc& d) const;
   bool contains(Handle h) const;
