@@ -205,7 +205,7 @@ nlohmann::json to_json(const RunResult& r) {
   j["launches"] = nlohmann::json::array();
   for (const LaunchResult& l : r.launches) {
     nlohmann::json by_type;
-    for (int t = 0; t < kNumCommandTypes; ++t) by_type[command_type_at(t)] = l.commands_by_type[t];
+    for (int t = 0; t < kNumCommandTypes; ++t) by_type[command_type_name(t)] = l.commands_by_type[t];
     j["launches"].push_back({{"kernel", l.kernel},
                              {"start_ps", l.start_ps},
                              {"end_ps", l.end_ps},
@@ -247,7 +247,7 @@ RunResult run_result_from_json(const nlohmann::json& j) {
     l.end_ps = jl.at("end_ps");
     l.commands = jl.at("commands");
     for (int t = 0; t < kNumCommandTypes; ++t) {
-      l.commands_by_type[t] = jl.at("commands_by_type").at(command_type_at(t));
+      l.commands_by_type[t] = jl.at("commands_by_type").at(command_type_name(t));
     }
     l.logical_bytes = jl.at("logical_bytes");
     l.dispatch_cycles_exact = jl.at("dispatch_cycles_exact");

@@ -127,25 +127,26 @@ template <class... Ts>
 overloaded(Ts...) -> overloaded<Ts...>;
 }  // namespace
 
-const char* command_type_name(const Command& cmd) {
-  return std::visit(
-      overloaded{[](const DmaReadCmd&) { return "DmaReadCmd"; },
-                 [](const DmaWriteCmd&) { return "DmaWriteCmd"; },
-                 [](const GemmCmd&) { return "GemmCmd"; },
-                 [](const MathCmd&) { return "MathCmd"; },
-                 [](const CopyCmd&) { return "CopyCmd"; },
-                 [](const CompositeCmd&) { return "CompositeCmd"; },
-                 [](const CpuOverheadCmd&) { return "CpuOverheadCmd"; }},
-      cmd);
+namespace {
+// In the order of Command's alternatives.
+const char* const kCommandTypeNames[kNumCommandTypes] = {
+    "DmaReadCmd", "DmaWriteCmd", "GemmCmd", "MathCmd", "CopyCmd", "CompositeCmd", "CpuOverheadCmd"};
+}  // namespace
+
+const char* command_type_name(int index) {
+  return index >= 0 && index < kNumCommandTypes ? kCommandTypeNames[index] : "?";
+}
+
+const char* command_type_name(const Command& cmd) { return kCommandTypeNames[cmd.index()]; }
+
+int command_type_index(const std::string& name) {
+  for (int t = 0; t < kNumCommandTypes; ++t)
+    if (name == kCommandTypeNames[t]) return t;
+  return -1;
 }
 
 uint32_t logical_bytes(const Command& cmd) {
   return std::visit([](const auto& c) { return c.logical_bytes(); }, cmd);
-}
-
-bool is_single_op(const Command& cmd) {
-  return !std::holds_alternative<CompositeCmd>(cmd) &&
-         !std::holds_alternative<CpuOverheadCmd>(cmd);
 }
 
 HandleAccess handle_access(const Command& cmd) {

@@ -150,10 +150,13 @@ struct CpuOverheadCmd {
 using Command = std::variant<DmaReadCmd, DmaWriteCmd, GemmCmd, MathCmd,
                              CopyCmd, CompositeCmd, CpuOverheadCmd>;
 
-// Command type names as they appear in op logs and records.
+constexpr int kNumCommandTypes = int(std::variant_size_v<Command>);
+// Command type names as they appear in op logs and records; index is the
+// alternative's position in Command.
 const char* command_type_name(const Command& cmd);
+const char* command_type_name(int index);
+int command_type_index(const std::string& name);  // -1 if unknown
 uint32_t logical_bytes(const Command& cmd);
-bool is_single_op(const Command& cmd);  // ADR-0064 D8 set
 
 // Handles a command reads and writes, for the hazard scoreboard.
 // Single-op: operands read, out/dst written. Composite: every op's operands

@@ -18,8 +18,8 @@ DispatchCost dispatch_cost(const Command& cmd, const CostModelConfig& cm) {
     return c;
   }
   c.fixed_cycles = fixed_cycles(cmd, cm);
-  c.exact_cycles = double(c.fixed_cycles) +
-                   double(logical_bytes(cmd)) * cm.byte_cycles_recip;
+  c.logical_bytes = logical_bytes(cmd);
+  c.exact_cycles = double(c.fixed_cycles) + double(c.logical_bytes) * cm.byte_cycles_recip;
   // Whole cycles so the descriptor write falls on a clock edge; the epsilon
   // keeps binary round-off (e.g. 0.1 x 10) from adding a spurious cycle.
   c.charged_cycles = uint64_t(std::ceil(c.exact_cycles - 1e-9));

@@ -14,6 +14,7 @@
 namespace kb {
 
 struct DispatchCost {
+  uint32_t logical_bytes = 0;   // ADR-0064 D2 (0 for CpuOverheadCmd)
   uint64_t fixed_cycles = 0;    // FIXED(type(cmd))
   double exact_cycles = 0.0;    // FIXED + logical_bytes x R, unrounded
   uint64_t charged_cycles = 0;  // whole cycles PE_CPU waits: ceil(exact)

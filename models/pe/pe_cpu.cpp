@@ -107,7 +107,7 @@ void PeCpu::add_cpu_record(RecordKind kind, uint64_t id, const Command* c, uint6
   r.start_ps = start_ps;
   r.end_ps = sc_core::sc_time_stamp().value();
   if (cost) {
-    r.logical_bytes = logical_bytes(*c);
+    r.logical_bytes = cost->logical_bytes;
     r.dispatch_cycles_exact = cost->exact_cycles;
     r.dispatch_cycles_charged = cost->charged_cycles;
   }
@@ -151,7 +151,7 @@ void PeCpu::dispatch(const Command& c) {
   res.dispatch_ps += written - start;
   res.dispatch_cycles_exact += cost.exact_cycles;
   res.dispatch_cycles_charged += cost.charged_cycles;
-  res.logical_bytes += logical_bytes(c);
+  res.logical_bytes += cost.logical_bytes;
   ++res.commands;
   ++res.commands_by_type[c.index()];
 
@@ -160,7 +160,7 @@ void PeCpu::dispatch(const Command& c) {
   auto* ext = payload_.get_extension<CommandExtension>();
   ext->cmd = &c;
   ext->id = id;
-  descriptor_.assign(logical_bytes(c), 0);  // the descriptor's logical size
+  descriptor_.assign(cost.logical_bytes, 0);  // the descriptor's logical size
   payload_.set_command(tlm::TLM_WRITE_COMMAND);
   payload_.set_address(kQueueAddress);
   payload_.set_data_ptr(descriptor_.data());

@@ -38,7 +38,7 @@ struct LaunchResult {
   uint64_t start_ps = 0, end_ps = 0;
   uint64_t latency_ps() const { return end_ps - start_ps; }
   uint64_t commands = 0;  // written to the queue (CpuOverheadCmd excluded)
-  uint64_t commands_by_type[7] = {};  // indexed like Command's alternatives
+  uint64_t commands_by_type[kNumCommandTypes] = {};  // indexed like Command's alternatives
   uint64_t logical_bytes = 0;
   double dispatch_cycles_exact = 0;
   uint64_t dispatch_cycles_charged = 0;

@@ -12,8 +12,6 @@ const char kVerdictRule[] =
 
 namespace {
 
-const char* const kCommandTypes[kNumCommandTypes] = {
-    "DmaReadCmd", "DmaWriteCmd", "GemmCmd", "MathCmd", "CopyCmd", "CompositeCmd", "CpuOverheadCmd"};
 const Component kEngineComponents[] = {Component::kPeDma, Component::kPeGemm, Component::kPeMath,
                                        Component::kPeTcm};
 
@@ -132,16 +130,6 @@ class Window {
 
 }  // namespace
 
-const char* command_type_at(int index) {
-  return index >= 0 && index < kNumCommandTypes ? kCommandTypes[index] : "?";
-}
-
-int command_type_index(const std::string& name) {
-  for (int t = 0; t < kNumCommandTypes; ++t)
-    if (name == kCommandTypes[t]) return t;
-  return -1;
-}
-
 std::string Verdict::text() const {
   return cpu_bound ? "CPU-bound" : std::string("engine-bound (") + to_string(busiest_engine) + ")";
 }
@@ -218,7 +206,7 @@ nlohmann::json to_json(const WindowStats& w) {
   j["commands"]["total"] = w.commands;
   j["commands"]["logical_bytes"] = w.logical_bytes;
   for (int t = 0; t < kNumCommandTypes; ++t) {
-    j["commands"]["by_type"][kCommandTypes[t]] = {{"count", w.by_type[t].commands},
+    j["commands"]["by_type"][command_type_name(t)] = {{"count", w.by_type[t].commands},
                                                    {"logical_bytes", w.by_type[t].logical_bytes}};
   }
   j["dispatch"] = {{"ps", w.dispatch_ps},
@@ -274,7 +262,7 @@ WindowStats window_from_json(const nlohmann::json& j) {
   w.commands = j.at("commands").at("total");
   w.logical_bytes = j.at("commands").at("logical_bytes");
   for (int t = 0; t < kNumCommandTypes; ++t) {
-    const auto& jt = j.at("commands").at("by_type").at(kCommandTypes[t]);
+    const auto& jt = j.at("commands").at("by_type").at(command_type_name(t));
     w.by_type[t] = {jt.at("count"), jt.at("logical_bytes")};
   }
   w.dispatch_cycles_exact = j.at("dispatch").at("cycles_exact");

@@ -30,11 +30,7 @@ namespace kb {
 
 extern const char kVerdictRule[];
 
-constexpr int kNumCommandTypes = 7;  // Command's variant alternatives
 constexpr int kNumRecordKinds = int(RecordKind::kMath) + 1;
-// Name of Command's alternative `index` ("DmaReadCmd", ... "CpuOverheadCmd").
-const char* command_type_at(int index);
-int command_type_index(const std::string& name);  // -1 if unknown
 
 struct Verdict {
   bool cpu_bound = true;

@@ -549,7 +549,7 @@ TEST(ObservabilityStats, ConsistentWithTheOpLog) {
     // Counts and logical bytes by type add up, and match PE_CPU's totals.
     uint64_t count = 0, bytes = 0, cpu_cycles = 0;
     for (int t = 0; t < 6; ++t) {
-      EXPECT_EQ(w.by_type[t].commands, l.commands_by_type[t]) << kb::command_type_at(t);
+      EXPECT_EQ(w.by_type[t].commands, l.commands_by_type[t]) << kb::command_type_name(t);
       count += w.by_type[t].commands;
       bytes += w.by_type[t].logical_bytes;
     }
