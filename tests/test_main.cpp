@@ -4,9 +4,31 @@
 #include <gtest/gtest.h>
 #include <systemc>
 
+#include <unistd.h>
+
 #include <cstdlib>
+#include <stdexcept>
+#include <string>
 
 namespace {
+
+// Simulations run in forked children (tb/runner.h), whose gtest results
+// never reach the parent. A failed assertion there (inside a kernel, or a
+// SystemC warning) throws instead, which fails the run with the message, and
+// the parent's check of the run's result reports it.
+class FailRunInChild : public ::testing::EmptyTestEventListener {
+ public:
+  void OnTestPartResult(const ::testing::TestPartResult& r) override {
+    if (getpid() == main_pid_ || !r.failed()) return;
+    throw std::runtime_error(std::string("assertion failed inside the simulation: ") +
+                             (r.file_name() ? r.file_name() : "?") + ":" +
+                             std::to_string(r.line_number()) + ": " + r.message());
+  }
+
+ private:
+  const pid_t main_pid_ = getpid();
+};
+
 void report_to_gtest(const sc_core::sc_report& report,
                      const sc_core::sc_actions& actions) {
   if (report.get_severity() >= sc_core::SC_WARNING) {
@@ -21,6 +43,7 @@ int main(int argc, char** argv) {
   setenv("SC_COPYRIGHT_MESSAGE", "DISABLE", 1);
   sc_core::sc_report_handler::set_handler(report_to_gtest);
   ::testing::InitGoogleTest(&argc, argv);
+  ::testing::UnitTest::GetInstance()->listeners().Append(new FailRunInChild);
   return RUN_ALL_TESTS();
 }
 

@@ -90,16 +90,16 @@ TEST_P(CompositeFormula, DispatchEqualsFormula) {
                               "pe.attrs.pe_cost_model.byte_cycles_recip=0.3",
                               "pe.attrs.clock_freq_ghz=2.0"});
   }
-  uint32_t bytes = 0;
-  size_t ops = 0;
   const RunResult r = run_kernel(
-      [&, build = c.build](Tl& tl) {
-        CompositeCmd cmd = build(tl);
-        bytes = cmd.logical_bytes();  // (child process copy: re-derived below)
-        ops = cmd.ops.size();
+      [build = c.build](Tl& tl) {
+        const CompositeCmd cmd = build(tl);
+        tl.metric("ops", double(cmd.ops.size()));
         tl.composite(cmd);
       },
       cfg);
+  ASSERT_EQ(r.launches.size(), 1u);
+  ASSERT_EQ(r.launches[0].metrics.size(), 1u);
+  EXPECT_EQ(r.launches[0].metrics[0].second, double(c.ops));  // TR 1's 1-, 5- and 11-op composites
   const auto d = of_kind(r, RecordKind::kDispatch);
   ASSERT_EQ(d.size(), 1u);
   EXPECT_STREQ(d[0].cmd_type, "CompositeCmd");
