@@ -1,5 +1,7 @@
 #include "tb/report.h"
 
+#include "tb/bench_registry.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <string>
@@ -71,7 +73,7 @@ void print_stats_summary(std::ostream& os, const RunStats& s) {
     const char* sep = ": ";
     for (int t = 0; t < kNumCommandTypes; ++t) {
       if (!w.by_type[t].commands) continue;
-      os << sep << command_type_at(t) << " " << w.by_type[t].commands;
+      os << sep << command_type_name(t) << " " << w.by_type[t].commands;
       if (w.by_type[t].logical_bytes) os << " (" << w.by_type[t].logical_bytes << " B)";
       sep = ", ";
     }
@@ -114,14 +116,9 @@ nlohmann::json run_summary_json(const std::string& bench, const PeConfig& cfg, c
   j["latency_ns"] = ns(r.latency_ps());
   j["launches"] = nlohmann::json::array();
   for (const LaunchResult& l : r.launches) {
-    j["launches"].push_back({{"kernel", l.kernel},
-                             {"latency_ns", ns(l.latency_ps())},
-                             {"commands", l.commands},
-                             {"logical_bytes", l.logical_bytes},
-                             {"dispatch_ns", ns(l.dispatch_ps)},
-                             {"dispatch_cycles_charged", l.dispatch_cycles_charged},
-                             {"dispatch_cycles_exact", l.dispatch_cycles_exact},
-                             {"stall_ns", ns(l.stall_ps)}});
+    nlohmann::json f = launch_figures(l, cfg);
+    f["kernel"] = l.kernel;
+    j["launches"].push_back(std::move(f));
   }
   for (Component c : kEngines) {
     const uint64_t span = r.latency_ps();
