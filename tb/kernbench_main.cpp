@@ -446,6 +446,9 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   perf->add_option("--repeats", perf_options.repeats, "runs per workload; the fastest counts (default 3)")
       ->check(CLI::PositiveNumber);
+  perf->add_option("--only", perf_options.only,
+                   "run only the workloads whose name contains TEXT, e.g. 'opt3' (for profiling); "
+                   "the ceiling always runs");
 
   try {
     app.parse(argc, argv);

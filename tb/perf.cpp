@@ -1,5 +1,6 @@
 #include "tb/perf.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -106,6 +107,28 @@ GqaShape gqa(int64_t context) {
 }  // namespace
 
 int run_perf(const PerfOptions& o, std::ostream& os) {
+  const int64_t ctx = o.context, half = o.context / 2;
+  const std::string half_name = "gqa-decode opt3, context " + std::to_string(half);
+  const std::string full_name = "gqa-decode opt3, context " + std::to_string(ctx);
+  std::vector<std::pair<std::string, Kernel>> workloads;
+  if (o.scaling) workloads.emplace_back(half_name, [half](Tl& tl) { gqa_decode_opt3(tl, gqa(half)); });
+  workloads.emplace_back(full_name, [ctx](Tl& tl) { gqa_decode_opt3(tl, gqa(ctx)); });
+  workloads.emplace_back("gqa-decode opt2, context " + std::to_string(ctx),
+                         [ctx](Tl& tl) { gqa_decode_opt2(tl, gqa(ctx)); });
+  const int64_t g = o.gemm;
+  workloads.emplace_back("composite GEMM " + std::to_string(g) + "^3", [g](Tl& tl) {
+    GemmShape s;
+    s.m = s.n = s.k = g;
+    gemm_composite(tl, s);
+  });
+  workloads.erase(std::remove_if(workloads.begin(), workloads.end(),
+                                 [&](const auto& w) { return w.first.find(o.only) == std::string::npos; }),
+                  workloads.end());
+  if (workloads.empty()) {
+    os << "no workload name contains '" << o.only << "'\n";
+    return 2;
+  }
+
   const nlohmann::json c = run_function_isolated([&] { return ceiling(o.ceiling_commands); });
   if (c.contains("error")) {
     os << "ceiling benchmark failed: " << c["error"].get<std::string>() << "\n";
@@ -113,21 +136,7 @@ int run_perf(const PerfOptions& o, std::ostream& os) {
   }
   const double ceiling_rate = double(c["commands"]) / double(c["seconds"]);
   std::vector<Row> rows;
-  const int64_t ctx = o.context, half = o.context / 2;
-  if (o.scaling) {
-    rows.push_back(workload("gqa-decode opt3, context " + std::to_string(half),
-                            [half](Tl& tl) { gqa_decode_opt3(tl, gqa(half)); }, o.repeats));
-  }
-  rows.push_back(workload("gqa-decode opt3, context " + std::to_string(ctx),
-                          [ctx](Tl& tl) { gqa_decode_opt3(tl, gqa(ctx)); }, o.repeats));
-  rows.push_back(workload("gqa-decode opt2, context " + std::to_string(ctx),
-                          [ctx](Tl& tl) { gqa_decode_opt2(tl, gqa(ctx)); }, o.repeats));
-  const int64_t g = o.gemm;
-  rows.push_back(workload("composite GEMM " + std::to_string(g) + "^3", [g](Tl& tl) {
-    GemmShape s;
-    s.m = s.n = s.k = g;
-    gemm_composite(tl, s);
-  }, o.repeats));
+  for (const auto& [name, kernel] : workloads) rows.push_back(workload(name, kernel, o.repeats));
 
   char buf[256];
   std::snprintf(buf, sizeof buf,
@@ -152,7 +161,8 @@ int run_perf(const PerfOptions& o, std::ostream& os) {
                   r.seconds, cps, sps, 100.0 * fraction, double(r.rss_kb) / 1024.0);
     os << buf;
   }
-  if (o.scaling && rows.size() >= 2 && rows[0].error.empty() && rows[1].error.empty()) {
+  if (rows.size() >= 2 && rows[0].name == half_name && rows[1].name == full_name &&
+      rows[0].error.empty() && rows[1].error.empty()) {
     std::snprintf(buf, sizeof buf,
                   "scaling: context x2 -> wall time x%.3f, peak RSS %.1f MB -> %.1f MB\n",
                   rows[1].seconds / rows[0].seconds, double(rows[0].rss_kb) / 1024.0,

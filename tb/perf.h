@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <ostream>
+#include <string>
 
 namespace kb {
 
@@ -16,6 +17,7 @@ struct PerfOptions {
   uint64_t ceiling_commands = 2000000;
   bool scaling = true;          // also run opt3 at half the context
   int repeats = 3;              // report the fastest of this many runs
+  std::string only;             // run only workloads whose name contains this (profiling)
 };
 
 int run_perf(const PerfOptions& o, std::ostream& os);

@@ -22,6 +22,10 @@ PeCpu::PeCpu(sc_core::sc_module_name name, const PeConfig& cfg, TensorTable& tab
   SC_METHOD(update_signals);
   sensitive << changed_;
   dont_initialize();
+  SC_METHOD(dispatched);
+  sensitive << dispatch_done_;
+  dont_initialize();
+  cmd.register_nb_transport_bw(this, &PeCpu::nb_transport_bw);
   payload_.set_extension(new CommandExtension);  // owned by the payload
 }
 
@@ -117,14 +121,11 @@ void PeCpu::add_cpu_record(RecordKind kind, uint64_t id, const Command* c, uint6
 void PeCpu::dispatch(const Command& c) {
   LaunchResult& res = *current_;
   const DispatchCost cost = dispatch_cost(c, cfg_.cost_model);
+  const uint64_t charged_ps = clock_.cycles(cost.charged_cycles).value();
   if (std::holds_alternative<CpuOverheadCmd>(c)) {  // ADR-0064 D5: bypass
     if (observer_) observer_->on_command(c);
-    const uint64_t start = sc_core::sc_time_stamp().value();
-    set_state(CpuState::kDispatching);
-    sc_core::wait(clock_.cycles(cost.charged_cycles));
-    set_state(CpuState::kIdle);
-    add_cpu_record(RecordKind::kCpuCycles, 0, &c, start, &cost);
-    res.cpu_cycles_ps += sc_core::sc_time_stamp().value() - start;
+    res.cpu_cycles_ps += charged_ps;
+    enqueue(c, 0, cost);
     return;
   }
   // Rejections happen before any time is charged or anything is queued.
@@ -141,48 +142,110 @@ void PeCpu::dispatch(const Command& c) {
   }
   ++next_id_;
   if (observer_) observer_->on_command(c);
-
-  // ADR-0064 D1: PE_CPU is busy for the dispatch cycles, then writes.
-  const uint64_t start = sc_core::sc_time_stamp().value();
-  set_state(CpuState::kDispatching);
-  sc_core::wait(clock_.cycles(cost.charged_cycles));
-  add_cpu_record(RecordKind::kDispatch, id, &c, start, &cost);
-  const uint64_t written = sc_core::sc_time_stamp().value();
-  res.dispatch_ps += written - start;
+  // The totals are known now; the pipeline spends the time (ADR-0064 D1).
+  res.dispatch_ps += charged_ps;
   res.dispatch_cycles_exact += cost.exact_cycles;
   res.dispatch_cycles_charged += cost.charged_cycles;
   res.logical_bytes += cost.logical_bytes;
   ++res.commands;
   ++res.commands_by_type[c.index()];
+  enqueue(c, id, cost);
+}
 
-  // The descriptor write; blocks while the queue is full (back-pressure).
+void PeCpu::enqueue(const Command& c, uint64_t id, const DispatchCost& cost) {
+  while (queued_ == ahead_.size()) {
+    kernel_blocked_ = true;
+    sc_core::wait(room_);
+  }
+  Queued& q = ahead_[(head_ + queued_) % ahead_.size()];
+  q.cmd = c;
+  q.id = id;
+  q.cost = cost;
+  ++queued_;
+  if (!pipeline_busy_) start_next();
+}
+
+void PeCpu::start_next() {
+  if (queued_ == 0) {
+    pipeline_busy_ = false;
+    set_state(CpuState::kIdle);
+    idle_.notify();
+    return;
+  }
+  // ADR-0064 D1: PE_CPU is busy for the dispatch cycles, then writes.
+  pipeline_busy_ = true;
+  step_start_ps_ = sc_core::sc_time_stamp().value();
+  set_state(CpuState::kDispatching);
+  dispatch_done_.notify(clock_.cycles(ahead_[head_].cost.charged_cycles));
+}
+
+void PeCpu::dispatched() {
+  Queued& q = ahead_[head_];
+  if (q.id == 0) {  // tl.cycles(n)
+    add_cpu_record(RecordKind::kCpuCycles, 0, &q.cmd, step_start_ps_, &q.cost);
+    accepted();
+    return;
+  }
+  add_cpu_record(RecordKind::kDispatch, q.id, &q.cmd, step_start_ps_, &q.cost);
+  written_ps_ = sc_core::sc_time_stamp().value();
+  // The descriptor write; the scheduler holds it while the queue is full.
   set_state(CpuState::kStalled);
   auto* ext = payload_.get_extension<CommandExtension>();
-  ext->cmd = &c;
-  ext->id = id;
-  descriptor_.assign(cost.logical_bytes, 0);  // the descriptor's logical size
+  ext->cmd = &q.cmd;
+  ext->id = q.id;
+  descriptor_.assign(q.cost.logical_bytes, 0);  // the descriptor's logical size
   payload_.set_command(tlm::TLM_WRITE_COMMAND);
   payload_.set_address(kQueueAddress);
   payload_.set_data_ptr(descriptor_.data());
   payload_.set_data_length(unsigned(descriptor_.size()));
   payload_.set_streaming_width(unsigned(descriptor_.size()));
   payload_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  tlm::tlm_phase phase = tlm::BEGIN_REQ;
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-  cmd->b_transport(payload_, delay);
-  ext->cmd = nullptr;
-  if (payload_.is_response_error()) {
-    SC_REPORT_ERROR(name(), ("descriptor write failed: " + payload_.get_response_string()).c_str());
+  if (cmd->nb_transport_fw(payload_, phase, delay) == tlm::TLM_COMPLETED) accepted();
+  // Otherwise TLM_ACCEPTED: the acceptance arrives on nb_transport_bw.
+}
+
+tlm::tlm_sync_enum PeCpu::nb_transport_bw(tlm::tlm_generic_payload& payload, tlm::tlm_phase& phase,
+                                          sc_core::sc_time& delay) {
+  (void)delay;
+  if (&payload != &payload_ || phase != tlm::BEGIN_RESP || !pipeline_busy_) {
+    SC_REPORT_ERROR(name(), "nb_transport_bw: unexpected phase or transaction");
+    return tlm::TLM_COMPLETED;
   }
-  const uint64_t accepted = sc_core::sc_time_stamp().value();
-  if (accepted > written) {
-    add_cpu_record(RecordKind::kStall, id, &c, written, nullptr);
-    res.stall_ps += accepted - written;
+  accepted();
+  return tlm::TLM_COMPLETED;
+}
+
+void PeCpu::accepted() {
+  Queued& q = ahead_[head_];
+  if (q.id != 0) {
+    payload_.get_extension<CommandExtension>()->cmd = nullptr;
+    if (payload_.is_response_error()) {
+      SC_REPORT_ERROR(name(), ("descriptor write failed: " + payload_.get_response_string()).c_str());
+    }
+    const uint64_t now = sc_core::sc_time_stamp().value();
+    if (now > written_ps_) {
+      add_cpu_record(RecordKind::kStall, q.id, &q.cmd, written_ps_, nullptr);
+      current_->stall_ps += now - written_ps_;
+    }
+    ++descriptors_written_;
   }
-  ++descriptors_written_;
-  set_state(CpuState::kIdle);
+  head_ = (head_ + 1) % ahead_.size();
+  --queued_;
+  if (kernel_blocked_ && queued_ <= ahead_.size() / 2) {
+    kernel_blocked_ = false;
+    room_.notify();
+  }
+  start_next();
+}
+
+void PeCpu::sync() {
+  while (pipeline_busy_) sc_core::wait(idle_);
 }
 
 void PeCpu::drain() {
+  sync();
   set_state(CpuState::kWaiting);
   tlm::tlm_generic_payload p;
   p.set_command(tlm::TLM_READ_COMMAND);
@@ -220,7 +283,9 @@ void PeCpu::run() {
       kernel(tl);
       drain();
     } catch (const std::exception& e) {
-      // A kernel's exception ends the simulation cleanly (DESIGN.md "Runs").
+      // A kernel's exception ends the simulation cleanly (DESIGN.md "Runs"),
+      // once the commands before it are written, as if dispatched in step.
+      sync();
       current_->error = e.what();
       finish_launch();
       sc_core::sc_stop();

@@ -1,12 +1,20 @@
 // PE_CPU: runs kernels in an SC_THREAD and writes their commands into
 // PE_SCHEDULER's queue.
 //
-// For every command it waits dispatch_cycles(cmd) = FIXED(type) +
+// For every command it spends dispatch_cycles(cmd) = FIXED(type) +
 // logical_bytes x R (ADR-0064 D1/D8; state: dispatching), then writes the
 // descriptor with a TLM WRITE whose extension carries the command. The write
-// blocks while the queue is full (state: stalled). tl.cycles(n) waits exactly
+// waits while the queue is full (state: stalled). tl.cycles(n) spends exactly
 // n cycles and writes nothing (D5). A kernel ends when the scheduler has
 // drained; its latency runs from its start to its last completion.
+//
+// Temporal decoupling: the kernel thread runs ahead of simulated time,
+// checking and costing commands and queueing up to kRunAhead of them; a
+// method spends each command's dispatch time and writes it (AT-style
+// nb_transport_fw, the acceptance of a stalled write arriving as BEGIN_RESP
+// on the backward path). The kernel thread synchronises only when it must
+// see the PE's state: draining, host access, a full run-ahead queue. The
+// op log and every time are those of dispatching one command at a time.
 #pragma once
 
 #include <cstdint>
@@ -121,6 +129,14 @@ class PeCpu : public sc_core::sc_module {
  private:
   void run();
   void finish_launch();
+  // The dispatch pipeline (methods; see the header comment).
+  void enqueue(const Command& c, uint64_t id, const DispatchCost& cost);
+  void start_next();   // the head command starts dispatching, or the pipeline idles
+  void dispatched();   // SC_METHOD on dispatch_done_: write the descriptor
+  void accepted();     // the scheduler took the descriptor
+  tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload& payload, tlm::tlm_phase& phase,
+                                     sc_core::sc_time& delay);
+  void sync();         // kernel thread: until every queued command is written
   void set_state(CpuState s) {
     state_ = s;
     if (signals_) changed_.notify();
@@ -146,6 +162,21 @@ class PeCpu : public sc_core::sc_module {
   bool signals_ = false;
   tlm::tlm_generic_payload payload_;  // reused for every descriptor write
   std::vector<unsigned char> descriptor_;
+  // Commands checked and costed by the kernel thread, not yet written: a
+  // ring whose slots keep their vectors' capacity.
+  struct Queued {
+    Command cmd;
+    uint64_t id = 0;  // 0: tl.cycles(n), nothing to write
+    DispatchCost cost;
+  };
+  static constexpr size_t kRunAhead = 64;
+  std::vector<Queued> ahead_{kRunAhead};
+  size_t head_ = 0, queued_ = 0;
+  bool pipeline_busy_ = false;     // the head command is dispatching or stalled
+  bool kernel_blocked_ = false;    // the kernel thread waits for room in ahead_
+  uint64_t step_start_ps_ = 0;     // the head command's dispatch began
+  uint64_t written_ps_ = 0;        // ... and its write was issued
+  sc_core::sc_event dispatch_done_, room_, idle_;
 };
 
 }  // namespace kb

@@ -7,13 +7,9 @@ namespace kb {
 PeDma::PeDma(sc_core::sc_module_name name, const PeConfig& cfg)
     : StageEngine(name, cfg), mem("mem") {}
 
-void PeDma::execute(const Stage& s) {
-  if (s.tcm_only) {  // TCM -> TCM copy never leaves the PE
-    StageEngine::execute(s);
-    return;
-  }
-  // Loosely timed: HBM annotates its access time onto the setup time and
-  // PE_DMA waits once for both.
+sc_core::sc_time PeDma::execute(const Stage& s) {
+  if (s.tcm_only) return StageEngine::execute(s);  // TCM -> TCM copy never leaves the PE
+  // Loosely timed: HBM annotates its access time onto the setup time.
   sc_core::sc_time delay = clock_.cycles(cfg_.dma.setup_cycles);
   burst_.set_command(s.kind == RecordKind::kDmaWrite ? tlm::TLM_WRITE_COMMAND
                                                      : tlm::TLM_READ_COMMAND);
@@ -26,7 +22,7 @@ void PeDma::execute(const Stage& s) {
   if (burst_.is_response_error()) {
     SC_REPORT_ERROR(name(), burst_.get_response_string().c_str());
   }
-  sc_core::wait(delay);
+  return delay;
 }
 
 }  // namespace kb

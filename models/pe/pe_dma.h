@@ -16,7 +16,7 @@ class PeDma : public StageEngine {
   PeDma(sc_core::sc_module_name name, const PeConfig& cfg);
 
  protected:
-  void execute(const Stage& s) override;
+  sc_core::sc_time execute(const Stage& s) override;
 
  private:
   tlm::tlm_generic_payload burst_;  // reused: one transfer at a time

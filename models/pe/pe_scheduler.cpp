@@ -17,15 +17,34 @@ PeScheduler::PeScheduler(sc_core::sc_module_name name, const PeConfig& cfg,
       table_(table),
       log_(log) {
   in.register_b_transport(this, &PeScheduler::b_transport);
+  in.register_nb_transport_fw(this, &PeScheduler::nb_transport_fw);
   SC_HAS_PROCESS(PeScheduler);
   SC_METHOD(update_signals);
   sensitive << changed_;
   dont_initialize();
+  SC_METHOD(accept_pending);
+  sensitive << accept_event_;
+  dont_initialize();
   for (int e = 0; e < kNumEngines; ++e) {
-    sc_core::sc_spawn_options opts;
-    sc_core::sc_spawn([this, e] { engine_thread(Engine(e)); },
-                      (std::string("issue_") + to_string(engine_component(Engine(e)))).c_str(),
-                      &opts);
+    Issued& is = issued_[e];
+    is.ext = new StageExtension;  // owned by the payload from here on
+    is.payload.set_extension(is.ext);
+    is.payload.set_command(tlm::TLM_WRITE_COMMAND);
+    is.payload.set_address(0);
+    is.payload.set_data_ptr(nullptr);
+    is.payload.set_data_length(0);
+    const std::string engine = to_string(engine_component(Engine(e)));
+    sc_core::sc_spawn_options issue_opts;
+    issue_opts.spawn_method();
+    issue_opts.dont_initialize();
+    issue_opts.set_sensitivity(&ready_event_[e]);
+    sc_core::sc_spawn([this, e] { issue(Engine(e)); }, ("issue_" + engine).c_str(), &issue_opts);
+    sc_core::sc_spawn_options done_opts;
+    done_opts.spawn_method();
+    done_opts.dont_initialize();
+    done_opts.set_sensitivity(&done_event_[e]);
+    sc_core::sc_spawn([this, e] { complete_issued(Engine(e)); }, ("complete_" + engine).c_str(),
+                      &done_opts);
   }
 }
 
@@ -39,6 +58,15 @@ tlm_utils::simple_initiator_socket<PeScheduler>& PeScheduler::socket(Engine e) {
   return dma;
 }
 
+const CommandExtension* PeScheduler::descriptor_write(tlm::tlm_generic_payload& payload) {
+  const CommandExtension* ext = payload.get_extension<CommandExtension>();
+  if (!payload.is_write() || payload.get_address() != kQueueAddress || !ext || !ext->cmd) {
+    payload.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    return nullptr;
+  }
+  return ext;
+}
+
 void PeScheduler::b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) {
   if (delay != sc_core::SC_ZERO_TIME) {
     sc_core::wait(delay);
@@ -49,15 +77,46 @@ void PeScheduler::b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_tim
     payload.set_response_status(tlm::TLM_OK_RESPONSE);
     return;
   }
-  const CommandExtension* ext = payload.get_extension<CommandExtension>();
-  if (!payload.is_write() || payload.get_address() != kQueueAddress || !ext || !ext->cmd) {
-    payload.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
-    return;
-  }
+  const CommandExtension* ext = descriptor_write(payload);
+  if (!ext) return;
   // Back-pressure: a slot frees only when a command completes.
-  while (inflight_.size() >= cfg_.scheduler.queue_depth) sc_core::wait(slot_freed_);
+  while (inflight_.size() >= cfg_.scheduler.queue_depth || pending_write_) {
+    sc_core::wait(slot_freed_);
+  }
   accept(ext->id, *ext->cmd);
   payload.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+tlm::tlm_sync_enum PeScheduler::nb_transport_fw(tlm::tlm_generic_payload& payload,
+                                                tlm::tlm_phase& phase, sc_core::sc_time& delay) {
+  // Descriptor writes only, at the caller's time: a queue slot is state at
+  // this instant, so a write cannot be accepted ahead of time.
+  if (phase != tlm::BEGIN_REQ || delay != sc_core::SC_ZERO_TIME || pending_write_) {
+    SC_REPORT_ERROR(name(), "nb_transport_fw: only BEGIN_REQ with zero delay, one write at a time");
+    payload.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
+    return tlm::TLM_COMPLETED;
+  }
+  const CommandExtension* ext = descriptor_write(payload);
+  if (!ext) return tlm::TLM_COMPLETED;
+  if (inflight_.size() >= cfg_.scheduler.queue_depth) {
+    pending_write_ = &payload;  // accepted by accept_pending() when a slot frees
+    return tlm::TLM_ACCEPTED;
+  }
+  accept(ext->id, *ext->cmd);
+  payload.set_response_status(tlm::TLM_OK_RESPONSE);
+  return tlm::TLM_COMPLETED;
+}
+
+void PeScheduler::accept_pending() {
+  if (!pending_write_ || inflight_.size() >= cfg_.scheduler.queue_depth) return;
+  tlm::tlm_generic_payload& payload = *pending_write_;
+  pending_write_ = nullptr;
+  const CommandExtension* ext = payload.get_extension<CommandExtension>();
+  accept(ext->id, *ext->cmd);
+  payload.set_response_status(tlm::TLM_OK_RESPONSE);
+  tlm::tlm_phase phase = tlm::BEGIN_RESP;  // implies END_REQ (base protocol)
+  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+  in->nb_transport_bw(payload, phase, delay);
 }
 
 namespace {
@@ -118,7 +177,9 @@ void PeScheduler::release(InFlight& f) {
 void PeScheduler::make_ready(InFlight& f, uint32_t stage) {
   const int e = int(f.stages[stage].engine);
   ready_[e].push({f.id, stage, &f});
-  ready_event_[e].notify(sc_core::SC_ZERO_TIME);
+  // An idle engine takes its oldest ready stage one delta later, once every
+  // stage made ready at this instant is queued.
+  if (!busy_[e]) ready_event_[e].notify(sc_core::SC_ZERO_TIME);
 }
 
 void PeScheduler::complete_stage(InFlight& f, uint32_t stage) {
@@ -133,6 +194,7 @@ void PeScheduler::complete_command(InFlight& f) {
   scoreboard_.remove(f.id);
   signal_change();
   slot_freed_.notify(sc_core::SC_ZERO_TIME);
+  if (pending_write_) accept_event_.notify(sc_core::SC_ZERO_TIME);
   if (inflight_.empty()) drained_.notify(sc_core::SC_ZERO_TIME);
   // Hand f back to the pool before releasing waiters (which may complete
   // and recycle in turn); its waiters list moves out first.
@@ -159,49 +221,48 @@ void PeScheduler::update_signals() {
   for (int e = 0; e < kNumEngines; ++e) busy_signal[e].write(busy_[e]);
 }
 
-void PeScheduler::engine_thread(Engine e) {
+void PeScheduler::issue(Engine e) {
   auto& ready = ready_[int(e)];
-  tlm::tlm_generic_payload payload;
-  auto* ext = new StageExtension;  // owned by the payload from here on
-  payload.set_extension(ext);
-  payload.set_command(tlm::TLM_WRITE_COMMAND);
-  payload.set_address(0);
-  payload.set_data_ptr(nullptr);
-  payload.set_data_length(0);
-  const Component component = engine_component(e);
-  for (;;) {
-    while (ready.empty()) sc_core::wait(ready_event_[int(e)]);
-    const Ready r = ready.top();
-    ready.pop();
-    InFlight& f = *r.f;
-    const Stage& s = f.stages[r.stage];
-    ext->stage = &s;
-    ext->data = f.data.get();
-    payload.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-    busy_[int(e)] = true;
-    signal_change();
-    const uint64_t start = sc_core::sc_time_stamp().value();
-    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-    socket(e)->b_transport(payload, delay);
-    if (payload.is_response_error()) {
-      SC_REPORT_ERROR(name(), ("engine rejected a stage: " + payload.get_response_string()).c_str());
-    }
-    busy_[int(e)] = false;
-    signal_change();
-    OpRecord rec;
-    rec.component = component;
-    rec.kind = s.kind;
-    rec.cmd_id = s.cmd_id;
-    rec.cmd_type = s.cmd_type;
-    rec.op = s.kind == RecordKind::kMath ? to_string(s.op) : "";
-    rec.tile = s.tile;
-    rec.start_ps = start;
-    rec.end_ps = sc_core::sc_time_stamp().value();
-    rec.bytes = s.bytes;
-    rec.elements = s.elements;
-    log_.add(rec);
-    complete_stage(f, r.stage);
+  if (busy_[int(e)] || ready.empty()) return;
+  Issued& is = issued_[int(e)];
+  is.r = ready.top();
+  ready.pop();
+  is.ext->stage = &is.r.f->stages[is.r.stage];
+  is.ext->data = is.r.f->data.get();
+  is.payload.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  busy_[int(e)] = true;
+  signal_change();
+  is.start_ps = sc_core::sc_time_stamp().value();
+  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+  socket(e)->b_transport(is.payload, delay);
+  if (is.payload.is_response_error()) {
+    SC_REPORT_ERROR(name(), ("engine rejected a stage: " + is.payload.get_response_string()).c_str());
   }
+  done_event_[int(e)].notify(delay);  // the engine is busy until then
+}
+
+void PeScheduler::complete_issued(Engine e) {
+  Issued& is = issued_[int(e)];
+  InFlight& f = *is.r.f;
+  const Stage& s = f.stages[is.r.stage];
+  OpRecord rec;
+  rec.component = engine_component(e);
+  rec.kind = s.kind;
+  rec.cmd_id = s.cmd_id;
+  rec.cmd_type = s.cmd_type;
+  rec.op = s.kind == RecordKind::kMath ? to_string(s.op) : "";
+  rec.tile = s.tile;
+  rec.start_ps = is.start_ps;
+  rec.end_ps = sc_core::sc_time_stamp().value();
+  rec.bytes = s.bytes;
+  rec.elements = s.elements;
+  log_.add(rec);
+  // Still busy while completing: stages this makes ready for this engine
+  // are taken just below, not one delta later.
+  complete_stage(f, is.r.stage);
+  busy_[int(e)] = false;
+  signal_change();
+  issue(e);
 }
 
 }  // namespace kb

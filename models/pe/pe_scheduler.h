@@ -1,15 +1,21 @@
 // PE_SCHEDULER: the descriptor queue, the hazard scoreboard and the stage
 // issue logic.
 //
-// - `in` accepts TLM WRITEs at kQueueAddress carrying a CommandExtension; the
-//   write blocks while `queue_depth` descriptors are accepted but not
-//   complete (back-pressure on PE_CPU). A READ at kDrainAddress returns when
-//   every accepted descriptor has completed (the completion register).
+// - `in` accepts TLM WRITEs at kQueueAddress carrying a CommandExtension
+//   while fewer than `queue_depth` descriptors are accepted but not complete;
+//   otherwise the write waits for a slot (back-pressure on PE_CPU). Two
+//   forms: b_transport blocks until accepted; nb_transport_fw (BEGIN_REQ)
+//   returns TLM_COMPLETED when accepted at once, else TLM_ACCEPTED and the
+//   acceptance follows as BEGIN_RESP on the backward path. A READ at
+//   kDrainAddress (b_transport) returns when every accepted descriptor has
+//   completed (the completion register).
 // - Each accepted command becomes stages (tile_plan.h), at no simulated cost
 //   (ADR-0064 D5). A command's stages become ready once every earlier command
 //   it conflicts with (RAW, WAR, WAW on byte ranges) has completed.
-// - One issue thread per engine sends that engine's oldest ready stage over
-//   its socket; engines run concurrently.
+// - Per engine, the oldest ready stage goes over its socket as soon as the
+//   engine is idle; engines run concurrently. Engines annotate the stage's
+//   duration (loosely timed) and a method per engine completes it when that
+//   time has passed: no thread switch per stage.
 #pragma once
 
 #include <cstdint>
@@ -84,13 +90,18 @@ class PeScheduler : public sc_core::sc_module {
   };
 
   void b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
+  tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload& payload, tlm::tlm_phase& phase,
+                                     sc_core::sc_time& delay);
+  const CommandExtension* descriptor_write(tlm::tlm_generic_payload& payload);
+  void accept_pending();  // SC_METHOD on accept_event_
   void accept(uint64_t id, const Command& cmd);
   void release(InFlight& f);  // hazards cleared: roots become ready
   void make_ready(InFlight& f, uint32_t stage);
   void complete_stage(InFlight& f, uint32_t stage);
   void complete_command(InFlight& f);
   InFlight& find(uint64_t id);
-  void engine_thread(Engine e);
+  void issue(Engine e);          // SC_METHOD on ready_event_[e]; also after a completion
+  void complete_issued(Engine e);  // SC_METHOD on done_event_[e]
   void update_signals();  // SC_METHOD on changed_
   tlm_utils::simple_initiator_socket<PeScheduler>& socket(Engine e);
 
@@ -106,7 +117,19 @@ class PeScheduler : public sc_core::sc_module {
   std::vector<ByteRange> read_ranges_, write_ranges_;  // scratch of accept()
   HandleAccess access_;                                 // scratch of accept()
   std::priority_queue<Ready, std::vector<Ready>, std::greater<Ready>> ready_[kNumEngines];
-  sc_core::sc_event ready_event_[kNumEngines];
+  sc_core::sc_event ready_event_[kNumEngines];  // notified only while the engine is idle
+  // The stage each engine is running, and when it started.
+  struct Issued {
+    Ready r{};
+    uint64_t start_ps = 0;
+    tlm::tlm_generic_payload payload;
+    StageExtension* ext = nullptr;  // owned by payload
+  };
+  Issued issued_[kNumEngines];
+  sc_core::sc_event done_event_[kNumEngines];
+  // A descriptor write that found the queue full (nb_transport_fw form).
+  tlm::tlm_generic_payload* pending_write_ = nullptr;
+  sc_core::sc_event accept_event_;
   sc_core::sc_event slot_freed_;
   sc_core::sc_event drained_;
   sc_core::sc_event changed_;

@@ -9,8 +9,8 @@ StageEngine::StageEngine(sc_core::sc_module_name name, const PeConfig& cfg)
   in.register_b_transport(this, &StageEngine::b_transport);
 }
 
-void StageEngine::execute(const Stage& s) {
-  sc_core::wait(clock_.cycles(stage_cycles(cfg_, s)));
+sc_core::sc_time StageEngine::execute(const Stage& s) {
+  return clock_.cycles(stage_cycles(cfg_, s));
 }
 
 void StageEngine::b_transport(tlm::tlm_generic_payload& payload,
@@ -20,12 +20,11 @@ void StageEngine::b_transport(tlm::tlm_generic_payload& payload,
     payload.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
     return;
   }
-  if (delay != sc_core::SC_ZERO_TIME) {
-    sc_core::wait(delay);
-    delay = sc_core::SC_ZERO_TIME;
-  }
-  execute(*ext->stage);
-  // Values are computed when the stage's time has passed, in stage order.
+  delay += execute(*ext->stage);
+  // Data mode computes the values now, at issue: every input is final (its
+  // producers completed before the scheduler issued this stage) and nothing
+  // reads or overwrites the outputs before this stage completes (hazard
+  // scoreboard and tile-plan edges), so the values are those at completion.
   if (data_ && ext->data) execute_stage_data(*ext->stage, *ext->data, *data_);
   payload.set_response_status(tlm::TLM_OK_RESPONSE);
 }

@@ -1,6 +1,10 @@
 // Common shell of the PE's engines: a target socket `in` that receives one
 // stage at a time from PE_SCHEDULER (the scheduler never issues a second
-// stage to a busy engine) and an execute() that spends the stage's time.
+// stage to a busy engine) and an execute() that returns the stage's time.
+//
+// Loosely timed (TLM-2.0 LT, temporal decoupling): b_transport annotates the
+// stage's duration onto `delay` instead of waiting, and PE_SCHEDULER keeps
+// the engine busy until then. No thread switch per stage.
 #pragma once
 
 #include <systemc>
@@ -23,8 +27,8 @@ class StageEngine : public sc_core::sc_module {
   void set_data(DataContext* data) { data_ = data; }
 
  protected:
-  // Default: wait stage_cycles() (engine_timing.h).
-  virtual void execute(const Stage& s);
+  // The stage's duration. Default: stage_cycles() (engine_timing.h).
+  virtual sc_core::sc_time execute(const Stage& s);
   const PeConfig& cfg_;
   Clock clock_;
   DataContext* data_ = nullptr;
