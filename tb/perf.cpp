@@ -129,19 +129,25 @@ int run_perf(const PerfOptions& o, std::ostream& os) {
     return 2;
   }
 
-  const nlohmann::json c = run_function_isolated([&] { return ceiling(o.ceiling_commands); });
-  if (c.contains("error")) {
-    os << "ceiling benchmark failed: " << c["error"].get<std::string>() << "\n";
-    return 1;
+  // The ceiling is a best-of-`repeats` too, so both sides of the ratio are
+  // the least disturbed of the same number of runs.
+  nlohmann::json c;
+  double ceiling_rate = 0;
+  for (int i = 0; i < o.repeats; ++i) {
+    c = run_function_isolated([&] { return ceiling(o.ceiling_commands); });
+    if (c.contains("error")) {
+      os << "ceiling benchmark failed: " << c["error"].get<std::string>() << "\n";
+      return 1;
+    }
+    ceiling_rate = std::max(ceiling_rate, double(c["commands"]) / double(c["seconds"]));
   }
-  const double ceiling_rate = double(c["commands"]) / double(c["seconds"]);
   std::vector<Row> rows;
   for (const auto& [name, kernel] : workloads) rows.push_back(workload(name, kernel, o.repeats));
 
   char buf[256];
   std::snprintf(buf, sizeof buf,
                 "SystemC ceiling (b_transport + wait): %.0f commands/s over %.0f commands; "
-                "workloads: best of %d runs, timing mode, no op log\n",
+                "ceiling and workloads: best of %d runs, timing mode, no op log\n",
                 ceiling_rate, double(c["commands"]), o.repeats);
   os << buf;
   os << "workload                                 commands     stages   wall(s)   commands/s     stages/s  "

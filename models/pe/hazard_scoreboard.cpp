@@ -14,31 +14,11 @@ const char* to_string(Hazard h) {
   return "?";
 }
 
-namespace {
-bool any_overlap(const std::vector<ByteRange>& a, const std::vector<ByteRange>& b) {
-  for (const ByteRange& x : a)
-    for (const ByteRange& y : b)
-      if (x.overlaps(y)) return true;
-  return false;
-}
-}  // namespace
-
 Hazard HazardScoreboard::classify(const std::vector<ByteRange>& earlier_reads,
                                   const std::vector<ByteRange>& earlier_writes,
                                   const std::vector<ByteRange>& later_reads,
                                   const std::vector<ByteRange>& later_writes) {
-  // One pass over the earlier writes finds RAW and WAW; WAR only if neither.
-  Hazard h = Hazard::kNone;
-  for (const ByteRange& w : earlier_writes) {
-    for (const ByteRange& r : later_reads)
-      if (w.overlaps(r)) return Hazard::kRaw;
-    if (h == Hazard::kNone) {
-      for (const ByteRange& lw : later_writes)
-        if (w.overlaps(lw)) h = Hazard::kWaw;
-    }
-  }
-  if (h != Hazard::kNone) return h;
-  return any_overlap(later_writes, earlier_reads) ? Hazard::kWar : Hazard::kNone;
+  return classify(ranges_of(earlier_reads, earlier_writes), ranges_of(later_reads, later_writes));
 }
 
 std::vector<HazardScoreboard::Blocker> HazardScoreboard::add(

@@ -4,6 +4,7 @@
 // tensor conflict only where they overlap (DESIGN.md "Hazard scoreboard").
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -33,16 +34,16 @@ class HazardScoreboard {
   template <class F>
   void add(uint64_t id, const std::vector<ByteRange>& reads, const std::vector<ByteRange>& writes,
            F on_blocker) {
+    const Ranges later = ranges_of(reads, writes);
     for (const Entry& e : entries_) {
       if (!e.live) continue;
-      const Hazard h = classify(e.reads, e.writes, reads, writes);
+      const Hazard h = classify(e.ranges, later);
       if (h != Hazard::kNone) on_blocker(e.id, h);
     }
     Entry& slot = free_slot();
     slot.id = id;
     slot.live = true;
-    slot.reads.assign(reads.begin(), reads.end());
-    slot.writes.assign(writes.begin(), writes.end());
+    slot.ranges.assign(reads, writes);
     ++live_;
   }
   void remove(uint64_t id);
@@ -55,10 +56,60 @@ class HazardScoreboard {
                          const std::vector<ByteRange>& later_writes);
 
  private:
+  // One side's read and write ranges with the bounding range of each, so
+  // most pairs of commands that touch different tensors are told apart by
+  // two comparisons.
+  struct RangeList {
+    const ByteRange* p = nullptr;
+    size_t n = 0;
+    ByteRange box;  // empty (0, 0) when n == 0
+  };
+  struct Ranges {
+    RangeList reads, writes;
+  };
+  static RangeList list_of(const ByteRange* p, size_t n) {
+    RangeList l{p, n, {}};
+    if (n) l.box = {p[0].begin, p[0].end};
+    for (size_t i = 1; i < n; ++i) {
+      l.box.begin = std::min(l.box.begin, p[i].begin);
+      l.box.end = std::max(l.box.end, p[i].end);
+    }
+    return l;
+  }
+  static Ranges ranges_of(const std::vector<ByteRange>& reads, const std::vector<ByteRange>& writes) {
+    return {list_of(reads.data(), reads.size()), list_of(writes.data(), writes.size())};
+  }
+  static bool any_overlap(const RangeList& a, const RangeList& b) {
+    if (!a.n || !b.n || !a.box.overlaps(b.box)) return false;
+    for (size_t i = 0; i < a.n; ++i)
+      for (size_t j = 0; j < b.n; ++j)
+        if (a.p[i].overlaps(b.p[j])) return true;
+    return false;
+  }
+  // RAW before WAW before WAR: the first hazard that orders the pair.
+  static Hazard classify(const Ranges& earlier, const Ranges& later) {
+    if (any_overlap(earlier.writes, later.reads)) return Hazard::kRaw;
+    if (any_overlap(earlier.writes, later.writes)) return Hazard::kWaw;
+    if (any_overlap(later.writes, earlier.reads)) return Hazard::kWar;
+    return Hazard::kNone;
+  }
+  // An entry's ranges in one buffer (reads, then writes) whose capacity is
+  // kept across reuse, with the bounding ranges computed once.
+  struct StoredRanges {
+    std::vector<ByteRange> all;
+    Ranges view;
+    void assign(const std::vector<ByteRange>& reads, const std::vector<ByteRange>& writes) {
+      all.assign(reads.begin(), reads.end());
+      all.insert(all.end(), writes.begin(), writes.end());
+      view.reads = list_of(all.data(), reads.size());
+      view.writes = list_of(all.data() + reads.size(), writes.size());
+    }
+    operator const Ranges&() const { return view; }
+  };
   struct Entry {
     uint64_t id = 0;
     bool live = false;
-    std::vector<ByteRange> reads, writes;  // capacity kept across reuse
+    StoredRanges ranges;
   };
   Entry& free_slot();
   // At most queue_depth live entries: a linear scan is the cheap look-up.

@@ -109,7 +109,7 @@ void PeCpu::add_cpu_record(RecordKind kind, uint64_t id, const Command* c, uint6
   r.cmd_type = c ? command_type_name(*c) : "";
   if (const auto* m = c ? std::get_if<MathCmd>(c) : nullptr) r.op = to_string(m->op);
   r.start_ps = start_ps;
-  r.end_ps = sc_core::sc_time_stamp().value();
+  r.end_ps = now_ps();
   if (cost) {
     r.logical_bytes = cost->logical_bytes;
     r.dispatch_cycles_exact = cost->exact_cycles;
@@ -174,7 +174,7 @@ void PeCpu::start_next() {
   }
   // ADR-0064 D1: PE_CPU is busy for the dispatch cycles, then writes.
   pipeline_busy_ = true;
-  step_start_ps_ = sc_core::sc_time_stamp().value();
+  step_start_ps_ = now_ps();
   set_state(CpuState::kDispatching);
   dispatch_done_.notify(clock_.cycles(ahead_[head_].cost.charged_cycles));
 }
@@ -187,7 +187,7 @@ void PeCpu::dispatched() {
     return;
   }
   add_cpu_record(RecordKind::kDispatch, q.id, &q.cmd, step_start_ps_, &q.cost);
-  written_ps_ = sc_core::sc_time_stamp().value();
+  written_ps_ = now_ps();
   // The descriptor write; the scheduler holds it while the queue is full.
   set_state(CpuState::kStalled);
   auto* ext = payload_.get_extension<CommandExtension>();
@@ -224,7 +224,7 @@ void PeCpu::accepted() {
     if (payload_.is_response_error()) {
       SC_REPORT_ERROR(name(), ("descriptor write failed: " + payload_.get_response_string()).c_str());
     }
-    const uint64_t now = sc_core::sc_time_stamp().value();
+    const uint64_t now = now_ps();
     if (now > written_ps_) {
       add_cpu_record(RecordKind::kStall, q.id, &q.cmd, written_ps_, nullptr);
       current_->stall_ps += now - written_ps_;
@@ -263,7 +263,7 @@ void PeCpu::update_signals() {
 }
 
 void PeCpu::finish_launch() {
-  current_->end_ps = sc_core::sc_time_stamp().value();
+  current_->end_ps = now_ps();
   for (int c = 0; c < kNumComponents; ++c) current_->busy_ps[c] = log_.launch_busy_ps(Component(c));
 }
 
@@ -272,7 +272,7 @@ void PeCpu::run() {
     results_.emplace_back();
     current_ = &results_.back();
     current_->kernel = name;
-    current_->start_ps = sc_core::sc_time_stamp().value();
+    current_->start_ps = now_ps();
     if (observer_) observer_->on_launch(name);
     log_.begin_launch();
     // TCM is the kernel's scratchpad: a launch's TCM tensors are released

@@ -1,5 +1,6 @@
 #include "models/pe/pe_scheduler.h"
 
+#include "models/pe/clock.h"
 #include "models/pe/tile_plan.h"
 
 namespace kb {
@@ -81,7 +82,9 @@ void PeScheduler::b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_tim
   if (!ext) return;
   // Back-pressure: a slot frees only when a command completes.
   while (inflight_.size() >= cfg_.scheduler.queue_depth || pending_write_) {
+    ++blocked_writers_;
     sc_core::wait(slot_freed_);
+    --blocked_writers_;
   }
   accept(ext->id, *ext->cmd);
   payload.set_response_status(tlm::TLM_OK_RESPONSE);
@@ -137,10 +140,12 @@ PeScheduler::InFlight& PeScheduler::find(uint64_t id) {
 }
 
 void PeScheduler::accept(uint64_t id, const Command& cmd) {
-  if (spare_.empty()) spare_.push_back(std::make_unique<InFlight>());
-  pool_.push_back(std::move(spare_.back()));
+  if (spare_.empty()) {
+    pool_.push_back(std::make_unique<InFlight>());
+    spare_.push_back(pool_.back().get());
+  }
+  InFlight& f = *spare_.back();
   spare_.pop_back();
-  InFlight& f = *pool_.back();
   inflight_.push_back(&f);
   f.id = id;
   f.blockers = 0;
@@ -193,7 +198,7 @@ void PeScheduler::complete_command(InFlight& f) {
   inflight_.erase(std::find(inflight_.begin(), inflight_.end(), &f));
   scoreboard_.remove(f.id);
   signal_change();
-  slot_freed_.notify(sc_core::SC_ZERO_TIME);
+  if (blocked_writers_) slot_freed_.notify(sc_core::SC_ZERO_TIME);
   if (pending_write_) accept_event_.notify(sc_core::SC_ZERO_TIME);
   if (inflight_.empty()) drained_.notify(sc_core::SC_ZERO_TIME);
   // Hand f back to the pool before releasing waiters (which may complete
@@ -201,14 +206,7 @@ void PeScheduler::complete_command(InFlight& f) {
   std::vector<InFlight*> waiters;
   waiters.swap(f.waiters);
   f.data.reset();
-  for (size_t i = 0; i < pool_.size(); ++i) {
-    if (pool_[i].get() == &f) {
-      spare_.push_back(std::move(pool_[i]));
-      pool_[i] = std::move(pool_.back());
-      pool_.pop_back();
-      break;
-    }
-  }
+  spare_.push_back(&f);
   for (InFlight* w : waiters) {
     if (--w->blockers == 0) release(*w);
   }
@@ -232,7 +230,7 @@ void PeScheduler::issue(Engine e) {
   is.payload.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
   busy_[int(e)] = true;
   signal_change();
-  is.start_ps = sc_core::sc_time_stamp().value();
+  is.start_ps = now_ps();
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
   socket(e)->b_transport(is.payload, delay);
   if (is.payload.is_response_error()) {
@@ -253,7 +251,7 @@ void PeScheduler::complete_issued(Engine e) {
   rec.op = s.kind == RecordKind::kMath ? to_string(s.op) : "";
   rec.tile = s.tile;
   rec.start_ps = is.start_ps;
-  rec.end_ps = sc_core::sc_time_stamp().value();
+  rec.end_ps = now_ps();
   rec.bytes = s.bytes;
   rec.elements = s.elements;
   log_.add(rec);

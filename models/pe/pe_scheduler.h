@@ -109,11 +109,13 @@ class PeScheduler : public sc_core::sc_module {
   const TensorTable& table_;
   OpLog& log_;
   HazardScoreboard scoreboard_;
-  // Accepted, not yet complete (at most queue_depth), and a pool of spare
+  // Accepted, not yet complete (at most queue_depth), and a pool of
   // InFlight objects whose vectors keep their capacity: no heap allocation
   // per command once the pool is warm.
   std::vector<InFlight*> inflight_;
-  std::vector<std::unique_ptr<InFlight>> pool_, spare_;
+  std::vector<std::unique_ptr<InFlight>> pool_;
+  std::vector<InFlight*> spare_;
+  int blocked_writers_ = 0;  // b_transport descriptor writes waiting for a slot
   std::vector<ByteRange> read_ranges_, write_ranges_;  // scratch of accept()
   HandleAccess access_;                                 // scratch of accept()
   std::priority_queue<Ready, std::vector<Ready>, std::greater<Ready>> ready_[kNumEngines];

@@ -10,18 +10,14 @@ namespace {
 struct DtypeInfo {
   Dtype d;
   const char* name;
-  uint32_t bytes;
 };
-constexpr DtypeInfo kDtypes[] = {{Dtype::kFp32, "fp32", 4},
-                                 {Dtype::kBf16, "bf16", 2},
-                                 {Dtype::kFp16, "fp16", 2},
-                                 {Dtype::kInt8, "int8", 1}};
+constexpr DtypeInfo kDtypes[] = {
+    {Dtype::kFp32, "fp32"}, {Dtype::kBf16, "bf16"}, {Dtype::kFp16, "fp16"}, {Dtype::kInt8, "int8"}};
 constexpr uint64_t kAlign = 64;
 uint64_t align_up(uint64_t x) { return (x + kAlign - 1) / kAlign * kAlign; }
 }  // namespace
 
 const char* to_string(Dtype d) { return kDtypes[int(d)].name; }
-uint32_t dtype_bytes(Dtype d) { return kDtypes[int(d)].bytes; }
 bool dtype_from_string(const std::string& name, Dtype* d) {
   for (const DtypeInfo& i : kDtypes) {
     if (name == i.name) {
@@ -30,11 +26,6 @@ bool dtype_from_string(const std::string& name, Dtype* d) {
     }
   }
   return false;
-}
-
-uint64_t TensorDesc::span_end() const {
-  const uint64_t last = uint64_t((rows - 1) * row_stride + cols);
-  return address + last * dtype_bytes(dtype);
 }
 
 std::string TensorDesc::shape_string() const {

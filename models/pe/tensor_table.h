@@ -20,7 +20,16 @@ const char* to_string(MemSpace s);
 enum class Dtype : uint8_t { kFp32, kBf16, kFp16, kInt8 };
 const char* to_string(Dtype d);
 bool dtype_from_string(const std::string& name, Dtype* d);
-uint32_t dtype_bytes(Dtype d);
+// Inline: hazard ranges and dispatch checks ask for it on every command.
+inline uint32_t dtype_bytes(Dtype d) {
+  switch (d) {
+    case Dtype::kFp32: return 4;
+    case Dtype::kBf16: return 2;
+    case Dtype::kFp16: return 2;
+    case Dtype::kInt8: return 1;
+  }
+  return 4;
+}
 
 // A kernel-author mistake (bad shape, unknown handle, out of TCM, ...).
 struct KernelError : std::runtime_error {
@@ -45,7 +54,9 @@ struct TensorDesc {
   // [begin, end) byte range covered, for hazards (conservative for strided
   // views: the bounding range).
   uint64_t span_begin() const { return address; }
-  uint64_t span_end() const;
+  uint64_t span_end() const {
+    return address + uint64_t((rows - 1) * row_stride + cols) * dtype_bytes(dtype);
+  }
   std::string shape_string() const;  // "[rows, cols] dtype space"
 };
 
