@@ -442,9 +442,9 @@ int main(int argc, char** argv) {
   perf->add_option("--gemm", perf_options.gemm, "composite GEMM size m = n = k (default 2048)")
       ->check(CLI::PositiveNumber);
   perf->add_option("--ceiling-commands", perf_options.ceiling_commands,
-                   "transactions of the ceiling benchmark (default 2000000)")
+                   "transactions per ceiling run (default 1000000)")
       ->check(CLI::PositiveNumber);
-  perf->add_option("--repeats", perf_options.repeats, "runs per workload; the fastest counts (default 3)")
+  perf->add_option("--repeats", perf_options.repeats, "runs per workload, each after a ceiling run: rates from the fastest, the fraction of the ceiling is the median of run / adjacent ceiling (default 5)")
       ->check(CLI::PositiveNumber);
   perf->add_option("--only", perf_options.only,
                    "run only the workloads whose name contains TEXT, e.g. 'opt3' (for profiling); "

@@ -2,7 +2,8 @@
 // workload runs in its own child process; rates are simulated commands (or
 // engine stages) per wall-second of sc_start. The ceiling is a minimal TLM
 // initiator/target pair doing one b_transport and one wait per command, in
-// the same binary and run, so ratios are comparable on a noisy machine.
+// the same binary and run, measured right before each workload run, so
+// ratios are comparable on a noisy machine.
 #pragma once
 
 #include <cstdint>
@@ -14,9 +15,9 @@ namespace kb {
 struct PerfOptions {
   int64_t context = 131072;     // gqa-decode context (opt3: 16 commands per KV tile)
   int64_t gemm = 2048;          // composite GEMM m = n = k
-  uint64_t ceiling_commands = 2000000;
+  uint64_t ceiling_commands = 1000000;  // about as long as one workload run
   bool scaling = true;          // also run opt3 at half the context
-  int repeats = 3;              // report the fastest of this many runs
+  int repeats = 5;              // runs per workload, each after a ceiling run
   std::string only;             // run only workloads whose name contains this (profiling)
 };
 

@@ -31,20 +31,29 @@ void InitTracker::add(uint64_t begin, uint64_t end) {
     it = ranges_.erase(it);
   }
   ranges_.emplace(begin, end);
+  last_begin_ = begin;
+  last_end_ = end;
 }
 
 bool InitTracker::covered(uint64_t begin, uint64_t end) const {
+  if (last_begin_ <= begin && end <= last_end_ && begin < end) return true;
   auto it = ranges_.upper_bound(begin);
   if (it == ranges_.begin()) return false;
   --it;
-  return it->first <= begin && end <= it->second;
+  if (!(it->first <= begin && end <= it->second)) return false;
+  last_begin_ = it->first;
+  last_end_ = it->second;
+  return true;
 }
 
 void InitTracker::mark(const TensorDesc& t) {
+  if (covered(t.span_begin(), t.span_end())) return;  // already: every row is
   for_each_row_range(t, [this](uint64_t b, uint64_t e) { add(b, e); });
 }
 
 bool InitTracker::initialised(const TensorDesc& t) const {
+  // The bounding range covered covers every row; else row by row.
+  if (covered(t.span_begin(), t.span_end())) return true;
   bool ok = true;
   for_each_row_range(t, [&](uint64_t b, uint64_t e) { ok = ok && covered(b, e); });
   return ok;

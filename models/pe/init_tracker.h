@@ -24,6 +24,9 @@ class InitTracker {
   void add(uint64_t begin, uint64_t end);
   bool covered(uint64_t begin, uint64_t end) const;
   std::map<uint64_t, uint64_t> ranges_;  // begin -> end, disjoint, merged
+  // The range that answered last: ranges only grow, so it stays covered,
+  // and a kernel reads the same buffers over and over.
+  mutable uint64_t last_begin_ = 0, last_end_ = 0;
 };
 
 }  // namespace kb

@@ -118,14 +118,14 @@ void PeCpu::add_cpu_record(RecordKind kind, uint64_t id, const Command* c, uint6
   log_.add(r);
 }
 
-void PeCpu::dispatch(const Command& c) {
+void PeCpu::dispatch(Command&& c) {
   LaunchResult& res = *current_;
   const DispatchCost cost = dispatch_cost(c, cfg_.cost_model);
   const uint64_t charged_ps = clock_.cycles(cost.charged_cycles).value();
   if (std::holds_alternative<CpuOverheadCmd>(c)) {  // ADR-0064 D5: bypass
     if (observer_) observer_->on_command(c);
     res.cpu_cycles_ps += charged_ps;
-    enqueue(c, 0, cost);
+    enqueue(std::move(c), 0, cost);
     return;
   }
   // Rejections happen before any time is charged or anything is queued.
@@ -149,16 +149,16 @@ void PeCpu::dispatch(const Command& c) {
   res.logical_bytes += cost.logical_bytes;
   ++res.commands;
   ++res.commands_by_type[c.index()];
-  enqueue(c, id, cost);
+  enqueue(std::move(c), id, cost);
 }
 
-void PeCpu::enqueue(const Command& c, uint64_t id, const DispatchCost& cost) {
+void PeCpu::enqueue(Command&& c, uint64_t id, const DispatchCost& cost) {
   while (queued_ == ahead_.size()) {
     kernel_blocked_ = true;
     sc_core::wait(room_);
   }
   Queued& q = ahead_[(head_ + queued_) % ahead_.size()];
-  q.cmd = c;
+  q.cmd = std::move(c);
   q.id = id;
   q.cost = cost;
   ++queued_;

@@ -102,7 +102,8 @@ class PeCpu : public sc_core::sc_module {
 
   // The one dispatch path, shared by tl (live) and replay: validates, charges
   // the ADR-0064 cost, then writes the descriptor.
-  void dispatch(const Command& c);
+  void dispatch(Command&& c);
+  void dispatch(const Command& c) { dispatch(Command(c)); }
   void drain();  // waits until every accepted command has completed
   Handle declare(const std::string& name, MemSpace space, int64_t rows, int64_t cols, Dtype dtype);
   Handle view(Handle base, int64_t row0, int64_t nrows, int64_t col0, int64_t ncols);
@@ -130,7 +131,7 @@ class PeCpu : public sc_core::sc_module {
   void run();
   void finish_launch();
   // The dispatch pipeline (methods; see the header comment).
-  void enqueue(const Command& c, uint64_t id, const DispatchCost& cost);
+  void enqueue(Command&& c, uint64_t id, const DispatchCost& cost);
   void start_next();   // the head command starts dispatching, or the pipeline idles
   void dispatched();   // SC_METHOD on dispatch_done_: write the descriptor
   void accepted();     // the scheduler took the descriptor

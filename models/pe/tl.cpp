@@ -60,7 +60,7 @@ void Tl::dot(const Tensor& out, const Tensor& a, const Tensor& b, DotOptions opt
   c.n = opt.transpose_b ? b.rows : b.cols;
   c.transpose_b = opt.transpose_b;
   c.accumulate = opt.accumulate;
-  cpu_.dispatch(c);
+  cpu_.dispatch(Command(c));
 }
 
 void Tl::math(MathOp op, const Tensor& out, std::initializer_list<Tensor> operands,
@@ -107,10 +107,10 @@ void Tl::composite(const std::string& name, std::vector<OpSpec> ops,
   c.name = name;
   c.ops = std::move(ops);
   for (const Tensor& t : rw_handles) c.rw_handles.push_back(t.handle);
-  cpu_.dispatch(c);
+  cpu_.dispatch(Command(std::move(c)));
 }
 
-void Tl::composite(CompositeCmd cmd) { cpu_.dispatch(cmd); }
+void Tl::composite(CompositeCmd cmd) { cpu_.dispatch(Command(std::move(cmd))); }
 
 void Tl::emit(const Command& cmd) { cpu_.dispatch(cmd); }
 
