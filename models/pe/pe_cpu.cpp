@@ -102,6 +102,10 @@ void PeCpu::add_metric(const std::string& name, double value) {
 
 void PeCpu::add_cpu_record(RecordKind kind, uint64_t id, const Command* c, uint64_t start_ps,
                            const DispatchCost* cost) {
+  if (!log_.wants_records()) {
+    log_.account(Component::kPeCpu, kind, start_ps, now_ps());
+    return;
+  }
   OpRecord r;
   r.component = Component::kPeCpu;
   r.kind = kind;

@@ -239,10 +239,11 @@ void PeScheduler::issue(Engine e) {
   done_event_[int(e)].notify(delay);  // the engine is busy until then
 }
 
-void PeScheduler::complete_issued(Engine e) {
-  Issued& is = issued_[int(e)];
-  InFlight& f = *is.r.f;
-  const Stage& s = f.stages[is.r.stage];
+void PeScheduler::log_stage(Engine e, const Stage& s, uint64_t start_ps) {
+  if (!log_.wants_records()) {  // nothing kept or streamed: totals only
+    log_.account(engine_component(e), s.kind, start_ps, now_ps());
+    return;
+  }
   OpRecord rec;
   rec.component = engine_component(e);
   rec.kind = s.kind;
@@ -250,11 +251,18 @@ void PeScheduler::complete_issued(Engine e) {
   rec.cmd_type = s.cmd_type;
   rec.op = s.kind == RecordKind::kMath ? to_string(s.op) : "";
   rec.tile = s.tile;
-  rec.start_ps = is.start_ps;
+  rec.start_ps = start_ps;
   rec.end_ps = now_ps();
   rec.bytes = s.bytes;
   rec.elements = s.elements;
   log_.add(rec);
+}
+
+void PeScheduler::complete_issued(Engine e) {
+  Issued& is = issued_[int(e)];
+  InFlight& f = *is.r.f;
+  const Stage& s = f.stages[is.r.stage];
+  log_stage(e, s, is.start_ps);
   // Still busy while completing: stages this makes ready for this engine
   // are taken just below, not one delta later.
   complete_stage(f, is.r.stage);

@@ -102,6 +102,7 @@ class PeScheduler : public sc_core::sc_module {
   InFlight& find(uint64_t id);
   void issue(Engine e);          // SC_METHOD on ready_event_[e]; also after a completion
   void complete_issued(Engine e);  // SC_METHOD on done_event_[e]
+  void log_stage(Engine e, const Stage& s, uint64_t start_ps);
   void update_signals();  // SC_METHOD on changed_
   tlm_utils::simple_initiator_socket<PeScheduler>& socket(Engine e);
 

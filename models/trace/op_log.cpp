@@ -74,13 +74,7 @@ void OpLog::configure(bool keep, const std::string& csv_path) {
 OpLog::~OpLog() { close(); }
 
 void OpLog::add(const OpRecord& r) {
-  // PE_CPU is busy while dispatching or spending tl.cycles, not while stalled.
-  if (r.kind != RecordKind::kStall) {
-    busy_ps_[int(r.component)] += r.end_ps - r.start_ps;
-    launch_busy_ps_[int(r.component)] += r.end_ps - r.start_ps;
-  }
-  ++count_;
-  ++count_by_component_[int(r.component)];
+  account(r.component, r.kind, r.start_ps, r.end_ps);
   if (keep_) records_.push_back(r);
   if (csv_) std::fprintf(csv_, "%s\n", op_log_csv_row(r).c_str());
 }

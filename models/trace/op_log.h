@@ -54,6 +54,18 @@ class OpLog {
   void configure(bool keep, const std::string& csv_path);
   ~OpLog();
   void add(const OpRecord& r);
+  // Whether records are kept or streamed; when not, producers call
+  // account() instead of building a record (the per-command fast path).
+  bool wants_records() const { return keep_ || csv_; }
+  void account(Component c, RecordKind kind, uint64_t start_ps, uint64_t end_ps) {
+    // PE_CPU is busy while dispatching or spending tl.cycles, not while stalled.
+    if (kind != RecordKind::kStall) {
+      busy_ps_[int(c)] += end_ps - start_ps;
+      launch_busy_ps_[int(c)] += end_ps - start_ps;
+    }
+    ++count_;
+    ++count_by_component_[int(c)];
+  }
   const std::vector<OpRecord>& records() const { return records_; }
   // Sum of record durations per component, kept whether or not records are.
   uint64_t busy_ps(Component c) const { return busy_ps_[int(c)]; }
