@@ -66,7 +66,13 @@ class HazardScoreboard {
   };
   struct Ranges {
     RangeList reads, writes;
+    ByteRange box;  // bounds both: disjoint boxes, no hazard at all
   };
+  static ByteRange hull(const RangeList& a, const RangeList& b) {
+    if (!a.n) return b.box;
+    if (!b.n) return a.box;
+    return {std::min(a.box.begin, b.box.begin), std::max(a.box.end, b.box.end)};
+  }
   static RangeList list_of(const ByteRange* p, size_t n) {
     RangeList l{p, n, {}};
     if (n) l.box = {p[0].begin, p[0].end};
@@ -77,7 +83,9 @@ class HazardScoreboard {
     return l;
   }
   static Ranges ranges_of(const std::vector<ByteRange>& reads, const std::vector<ByteRange>& writes) {
-    return {list_of(reads.data(), reads.size()), list_of(writes.data(), writes.size())};
+    Ranges r{list_of(reads.data(), reads.size()), list_of(writes.data(), writes.size()), {}};
+    r.box = hull(r.reads, r.writes);
+    return r;
   }
   static bool any_overlap(const RangeList& a, const RangeList& b) {
     if (!a.n || !b.n || !a.box.overlaps(b.box)) return false;
@@ -88,6 +96,7 @@ class HazardScoreboard {
   }
   // RAW before WAW before WAR: the first hazard that orders the pair.
   static Hazard classify(const Ranges& earlier, const Ranges& later) {
+    if (!earlier.box.overlaps(later.box)) return Hazard::kNone;
     if (any_overlap(earlier.writes, later.reads)) return Hazard::kRaw;
     if (any_overlap(earlier.writes, later.writes)) return Hazard::kWaw;
     if (any_overlap(later.writes, earlier.reads)) return Hazard::kWar;
@@ -103,6 +112,7 @@ class HazardScoreboard {
       all.insert(all.end(), writes.begin(), writes.end());
       view.reads = list_of(all.data(), reads.size());
       view.writes = list_of(all.data() + reads.size(), writes.size());
+      view.box = hull(view.reads, view.writes);
     }
     operator const Ranges&() const { return view; }
   };

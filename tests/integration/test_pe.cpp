@@ -315,5 +315,66 @@ TEST(KernelErrors, RejectedCommandChargesNothing) {
   EXPECT_EQ(d[0].cmd_id, 1u);
 }
 
+// PE_CPU checks commands ahead of simulated time (temporal decoupling), but
+// a rejected command still ends the launch only after every earlier command
+// was written, at the time the last of them was accepted.
+TEST(KernelErrors, RejectionAfterRunAheadWritesEveryEarlierCommand) {
+  constexpr int kGood = 200;  // more than the run-ahead queue and the descriptor queue
+  RunSpec spec;
+  spec.keep_records = true;
+  spec.launches = {{"bad_kernel", [](Tl& tl) {
+                      const Tensor a = tl.tcm("a", 64, 64, Dtype::kFp32);
+                      const Tensor b = tl.tcm("b", 4, 4, Dtype::kFp32);
+                      test::init(tl, {a, b});
+                      for (int i = 0; i < kGood; ++i) tl.exp(a, a);
+                      tl.exp(a, b);  // rejected
+                    }}};
+  const RunResult r = run_isolated(spec);
+  EXPECT_FALSE(r.ok);
+  EXPECT_THAT(r.error, HasSubstr("command #" + std::to_string(kGood + 1)));
+  const auto d = of_kind(r, RecordKind::kDispatch);
+  ASSERT_EQ(d.size(), size_t(kGood));
+  EXPECT_EQ(d.back().cmd_id, uint64_t(kGood));
+  uint64_t last_accepted = d.back().end_ps;
+  for (const OpRecord& s : of_kind(r, RecordKind::kStall)) {
+    if (s.cmd_id == uint64_t(kGood)) last_accepted = s.end_ps;
+  }
+  ASSERT_EQ(r.launches.size(), 1u);
+  EXPECT_EQ(r.launches[0].end_ps, last_accepted);
+  EXPECT_EQ(r.launches[0].commands, uint64_t(kGood));
+}
+
+// Without an op log the model keeps totals only (no record is built); the
+// totals must be those the records would give.
+TEST(OpLogTotals, SameWithAndWithoutRecords) {
+  const Kernel k = [](Tl& tl) {
+    const Tensor src = tl.hbm("src", 256, 256, Dtype::kBf16);
+    const Tensor x = tl.tcm("x", 256, 256, Dtype::kBf16);
+    const Tensor y = tl.tcm("y", 256, 256, Dtype::kFp32);
+    test::init(tl, {src});
+    for (int i = 0; i < 20; ++i) {
+      tl.load(x, src);
+      tl.dot(y, x, x);
+      tl.exp(y, y);
+      tl.cycles(3);
+    }
+  };
+  RunSpec with, without;
+  with.launches = without.launches = {{"k", k}};
+  with.keep_records = true;
+  without.keep_records = false;
+  without.summary = false;
+  const RunResult a = run_isolated(with), b = run_isolated(without);
+  ASSERT_TRUE(a.ok && b.ok) << a.error << b.error;
+  EXPECT_TRUE(b.records.empty());
+  EXPECT_EQ(a.latency_ps(), b.latency_ps());
+  for (int c = 0; c < kNumComponents; ++c) {
+    EXPECT_EQ(a.records_by_component[c], b.records_by_component[c]) << to_string(Component(c));
+    EXPECT_EQ(a.launches[0].busy_ps[c], b.launches[0].busy_ps[c]) << to_string(Component(c));
+  }
+  EXPECT_EQ(a.launches[0].stall_ps, b.launches[0].stall_ps);
+  EXPECT_GT(a.launches[0].busy_ps[int(Component::kPeCpu)], 0u);
+}
+
 }  // namespace
 }  // namespace kb
