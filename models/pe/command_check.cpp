@@ -42,8 +42,9 @@ std::string describe(const TensorTable& t, const TensorDesc& d) {
 
 const TensorDesc& tensor(const TensorTable& t, Handle h, const Where& what,
                          const char* slot) {
-  if (!t.contains(h)) fail(what, std::string(slot) + ": " + t.why_unknown(h));
-  return t.at(h);
+  const TensorDesc* d = t.find(h);
+  if (!d) fail(what, std::string(slot) + ": " + t.why_unknown(h));
+  return *d;
 }
 
 void expect_space(const TensorTable& t, const TensorDesc& d, MemSpace s, const Where& what, const char* slot) {

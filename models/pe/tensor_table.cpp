@@ -108,14 +108,6 @@ std::string TensorTable::name_of(const TensorDesc& d) const {
          "," + std::to_string(d.col0) + ":" + std::to_string(d.col0 + d.cols) + "]";
 }
 
-bool TensorTable::contains(Handle h) const {
-  if (h & kViewHandleBit) {
-    const uint64_t seq = h & ~kViewHandleBit;
-    return seq < next_view_ && next_view_ - seq <= kViewCapacity;
-  }
-  return h >= 1 && h <= descs_.size();
-}
-
 std::string TensorTable::why_unknown(Handle h) const {
   if ((h & kViewHandleBit) && (h & ~kViewHandleBit) < next_view_) {
     return "view handle " + std::to_string(h & ~kViewHandleBit) + " is stale: " +

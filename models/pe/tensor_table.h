@@ -87,19 +87,24 @@ class TensorTable {
   Handle view(Handle base, int64_t row0, int64_t nrows, int64_t col0,
               int64_t ncols, const std::string& name = "");
 
-  // Throws KernelError if unknown. Inline: every dispatch check calls it.
-  const TensorDesc& at(Handle h) const {
+  // Null if unknown. Inline: every dispatch check calls it.
+  const TensorDesc* find(Handle h) const {
     if (h & kViewHandleBit) {
       const uint64_t seq = h & ~kViewHandleBit;
-      if (seq < next_view_ && next_view_ - seq <= kViewCapacity) return views_[seq % kViewCapacity];
+      if (seq < next_view_ && next_view_ - seq <= kViewCapacity) return &views_[seq % kViewCapacity];
     } else if (h >= 1 && h <= descs_.size()) {
-      return descs_[h - 1];
+      return &descs_[h - 1];
     }
+    return nullptr;
+  }
+  // Throws KernelError if unknown.
+  const TensorDesc& at(Handle h) const {
+    if (const TensorDesc* d = find(h)) return *d;
     throw KernelError(why_unknown(h));
   }
   // The tensor's name; an unnamed view's is "base[r0:r1,c0:c1]".
   std::string name_of(const TensorDesc& d) const;
-  bool contains(Handle h) const;
+  bool contains(Handle h) const { return find(h) != nullptr; }
   // Why `h` is not a valid handle (unknown, or a view that went stale).
   std::string why_unknown(Handle h) const;
   uint64_t tcm_used() const { return tcm_next_ - kTcmBase; }

@@ -67,6 +67,7 @@ void Tl::math(MathOp op, const Tensor& out, std::initializer_list<Tensor> operan
               Extras extra) {
   MathCmd c;
   c.op = op;
+  c.operands.reserve(operands.size());  // one allocation, not one per operand
   for (const Tensor& t : operands) c.operands.push_back(t.handle);
   c.out = out.handle;
   c.extra = std::move(extra);
