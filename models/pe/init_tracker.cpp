@@ -31,18 +31,18 @@ void InitTracker::add(uint64_t begin, uint64_t end) {
     it = ranges_.erase(it);
   }
   ranges_.emplace(begin, end);
-  last_begin_ = begin;
-  last_end_ = end;
+  remember(begin, end);
 }
 
 bool InitTracker::covered(uint64_t begin, uint64_t end) const {
-  if (last_begin_ <= begin && end <= last_end_ && begin < end) return true;
+  for (const Span& r : recent_) {
+    if (r.begin <= begin && end <= r.end && begin < end) return true;
+  }
   auto it = ranges_.upper_bound(begin);
   if (it == ranges_.begin()) return false;
   --it;
   if (!(it->first <= begin && end <= it->second)) return false;
-  last_begin_ = it->first;
-  last_end_ = it->second;
+  remember(it->first, it->second);
   return true;
 }
 

@@ -24,9 +24,18 @@ class InitTracker {
   void add(uint64_t begin, uint64_t end);
   bool covered(uint64_t begin, uint64_t end) const;
   std::map<uint64_t, uint64_t> ranges_;  // begin -> end, disjoint, merged
-  // The range that answered last: ranges only grow, so it stays covered,
-  // and a kernel reads the same buffers over and over.
-  mutable uint64_t last_begin_ = 0, last_end_ = 0;
+  // The ranges that answered last: ranges only grow, so they stay covered,
+  // and a kernel reads the same few buffers over and over.
+  struct Span {
+    uint64_t begin = 0, end = 0;
+  };
+  static constexpr int kRecent = 4;
+  mutable Span recent_[kRecent];
+  mutable int next_recent_ = 0;
+  void remember(uint64_t begin, uint64_t end) const {
+    recent_[next_recent_] = {begin, end};
+    next_recent_ = (next_recent_ + 1) % kRecent;
+  }
 };
 
 }  // namespace kb

@@ -26,7 +26,8 @@ PeCpu::PeCpu(sc_core::sc_module_name name, const PeConfig& cfg, TensorTable& tab
   sensitive << dispatch_done_;
   dont_initialize();
   cmd.register_nb_transport_bw(this, &PeCpu::nb_transport_bw);
-  payload_.set_extension(new CommandExtension);  // owned by the payload
+  ext_ = new CommandExtension;
+  payload_.set_extension(ext_);  // owned by the payload
 }
 
 void PeCpu::launch(const std::string& name, Kernel kernel) {
@@ -194,9 +195,8 @@ void PeCpu::dispatched() {
   written_ps_ = now_ps();
   // The descriptor write; the scheduler holds it while the queue is full.
   set_state(CpuState::kStalled);
-  auto* ext = payload_.get_extension<CommandExtension>();
-  ext->cmd = &q.cmd;
-  ext->id = q.id;
+  ext_->cmd = &q.cmd;
+  ext_->id = q.id;
   descriptor_.assign(q.cost.logical_bytes, 0);  // the descriptor's logical size
   payload_.set_command(tlm::TLM_WRITE_COMMAND);
   payload_.set_address(kQueueAddress);
@@ -224,7 +224,7 @@ tlm::tlm_sync_enum PeCpu::nb_transport_bw(tlm::tlm_generic_payload& payload, tlm
 void PeCpu::accepted() {
   Queued& q = ahead_[head_];
   if (q.id != 0) {
-    payload_.get_extension<CommandExtension>()->cmd = nullptr;
+    ext_->cmd = nullptr;
     if (payload_.is_response_error()) {
       SC_REPORT_ERROR(name(), ("descriptor write failed: " + payload_.get_response_string()).c_str());
     }

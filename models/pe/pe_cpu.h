@@ -38,6 +38,7 @@
 namespace kb {
 
 class Tl;
+struct CommandExtension;  // pe_scheduler.h
 using Kernel = std::function<void(Tl&)>;
 
 // What one kernel launch cost.
@@ -162,6 +163,7 @@ class PeCpu : public sc_core::sc_module {
   sc_core::sc_event changed_;
   bool signals_ = false;
   tlm::tlm_generic_payload payload_;  // reused for every descriptor write
+  CommandExtension* ext_ = nullptr;   // payload_'s, owned by it
   std::vector<unsigned char> descriptor_;
   // Commands checked and costed by the kernel thread, not yet written: a
   // ring whose slots keep their vectors' capacity.
