@@ -176,7 +176,7 @@ void check_command(const Command& cmd, const TensorTable& t) {
       const OpSpec& op = c->ops[i];
       const Where what(*c, i, true);
       if (!op.has_out) fail(what, "needs an out handle");
-      if (op.kind == "gemm") {
+      if (op.is_gemm()) {
         const bool tile = op.scope == OpScope::kTile;
         if (tile && tile_gemm) fail(what, "a composite has at most one tile-scope gemm");
         if (tile) tile_gemm = &op;
@@ -227,7 +227,7 @@ void read_then_write(const Access& a, const TensorTable& t, InitTracker& init, c
 Access op_access(const OpSpec& op) {
   Access a;
   for (const NamedOperand& o : op.operands) a.read(o.name.c_str(), o.handle);
-  if (op.kind == "gemm" && extra_bool(op.extra, "accumulate")) a.read("out", op.out);
+  if (op.is_gemm() && extra_bool(op.extra, "accumulate")) a.read("out", op.out);
   a.write = op.out;
   return a;
 }

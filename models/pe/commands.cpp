@@ -28,7 +28,7 @@ uint32_t extras_bytes(const Extras& extras) {
 namespace {
 struct MathOpInfo {
   MathOp op;
-  const char* name;
+  std::string_view name;  // of a literal: NUL-terminated
   int arity;
   bool reduction;
   bool transcendental;
@@ -52,14 +52,16 @@ constexpr MathOpInfo kMathOps[] = {
 const MathOpInfo& info(MathOp op) { return kMathOps[static_cast<int>(op)]; }
 }  // namespace
 
-const char* to_string(MathOp op) { return info(op).name; }
+const char* to_string(MathOp op) { return info(op).name.data(); }
 int math_op_arity(MathOp op) { return info(op).arity; }
 bool math_op_is_reduction(MathOp op) { return info(op).reduction; }
 bool math_op_is_transcendental(MathOp op) { return info(op).transcendental; }
 
 bool math_op_from_string(const std::string& name, MathOp* op) {
+  // Composites name their ops as strings: this runs per op per command.
+  const std::string_view n = name;
   for (const MathOpInfo& i : kMathOps) {
-    if (name == i.name) {
+    if (n == i.name) {
       *op = i.op;
       return true;
     }

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -123,6 +124,7 @@ struct NamedOperand {
 
 struct OpSpec {
   std::string kind;  // "gemm" or a MathOp name ("mul_bcast", "exp", ...)
+  bool is_gemm() const { return std::string_view(kind) == "gemm"; }
   OpScope scope = OpScope::kTile;
   std::vector<NamedOperand> operands;
   bool has_out = false;

@@ -158,7 +158,7 @@ void composite_stage(DataContext& ctx, const Stage& s, CommandData& d) {
   if (s.op_index < 0) return;
   const OpSpec& op = comp.ops[size_t(s.op_index)];
   if (s.tile < 0) {  // prologue / epilogue: the whole op
-    if (op.kind == "gemm") {
+    if (op.is_gemm()) {
       const TensorDesc& out = ctx.table.at(op.out);
       const TensorDesc& a = ctx.table.at(operand(op, "a"));
       std::vector<float> acc = extra_flag(op.extra, "accumulate")

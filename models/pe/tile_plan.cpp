@@ -75,7 +75,7 @@ class PlanBuilder {
   // A prologue/epilogue op: one standalone stage on its engine.
   int standalone_op(const OpSpec& op, int32_t index) {
     int s;
-    if (op.kind == "gemm") {
+    if (op.is_gemm()) {
       const TensorDesc& a = table_.at(operand(op, "a"));
       const TensorDesc& o = table_.at(op.out);
       s = gemm(-1, o.rows, o.cols, a.cols);
@@ -140,7 +140,7 @@ void PlanBuilder::composite(const CompositeCmd& c) {
       edge(last_prologue, s);
       last_prologue = s;
     } else if (op.scope == OpScope::kTile) {
-      if (op.kind == "gemm") {
+      if (op.is_gemm()) {
         tile_gemm = &op;
         gemm_index = int32_t(i);
       } else {
