@@ -150,8 +150,8 @@ void PeScheduler::accept(uint64_t id, const Command& cmd) {
   f.id = id;
   f.blockers = 0;
   f.waiters.clear();
-  build_stages(id, cmd, table_, cfg_, f.stages);  // ADR-0064 D5: no time
-  f.remaining = uint32_t(f.stages.size());
+  f.num_stages = uint32_t(build_stages(id, cmd, table_, cfg_, f.stages));  // ADR-0064 D5: no time
+  f.remaining = f.num_stages;
   if (cfg_.data_mode) f.data = std::make_unique<CommandData>(CommandData{cmd, {}});
   signal_change();
 
@@ -174,7 +174,7 @@ void PeScheduler::release(InFlight& f) {
     complete_command(f);
     return;
   }
-  for (uint32_t i = 0; i < f.stages.size(); ++i) {
+  for (uint32_t i = 0; i < f.num_stages; ++i) {
     if (f.stages[i].pending == 0) make_ready(f, i);
   }
 }

@@ -74,7 +74,8 @@ class PeScheduler : public sc_core::sc_module {
  private:
   struct InFlight {
     uint64_t id = 0;
-    std::vector<Stage> stages;
+    std::vector<Stage> stages;  // [0, num_stages) are this command's (tile_plan.h)
+    uint32_t num_stages = 0;
     uint32_t remaining = 0;  // stages not yet complete
     uint32_t blockers = 0;   // earlier conflicting commands not yet complete
     std::vector<InFlight*> waiters;  // later commands blocked on this one

@@ -10,19 +10,24 @@ class PlanBuilder {
  public:
   PlanBuilder(uint64_t cmd_id, const char* cmd_type, const TensorTable& table,
               const PeConfig& cfg, std::vector<Stage>& out)
-      : id_(cmd_id), type_(cmd_type), table_(table), cfg_(cfg), out_(out) {
-    out_.clear();
-  }
+      : id_(cmd_id), type_(cmd_type), table_(table), cfg_(cfg), out_(out) {}
+  size_t count() const { return used_; }
 
+  // Stages are reused in place: their edge lists keep their capacity, so a
+  // warm in-flight slot plans a command without heap allocation.
   int add(RecordKind kind, Engine engine, int64_t tile) {
-    Stage s;
+    if (used_ == out_.size()) out_.emplace_back();
+    Stage& s = out_[used_];
+    std::vector<uint32_t> edges = std::move(s.dependents);
+    s = Stage{};
+    edges.clear();
+    s.dependents = std::move(edges);
     s.cmd_id = id_;
     s.cmd_type = type_;
     s.kind = kind;
     s.engine = engine;
     s.tile = tile;
-    out_.push_back(std::move(s));
-    return int(out_.size()) - 1;
+    return int(used_++);
   }
   Stage& at(int i) { return out_[size_t(i)]; }
   void edge(int from, int to) {
@@ -125,6 +130,7 @@ class PlanBuilder {
   const TensorTable& table_;
   const PeConfig& cfg_;
   std::vector<Stage>& out_;
+  size_t used_ = 0;
 };
 
 void PlanBuilder::composite(const CompositeCmd& c) {
@@ -236,8 +242,8 @@ uint64_t gemm_tile_count(const TileConfig& tile, int64_t m, int64_t n, int64_t k
   return tiles(m, tile.m) * tiles(n, tile.n) * tiles(k, tile.k);
 }
 
-void build_stages(uint64_t cmd_id, const Command& cmd, const TensorTable& table,
-                  const PeConfig& cfg, std::vector<Stage>& out) {
+size_t build_stages(uint64_t cmd_id, const Command& cmd, const TensorTable& table,
+                    const PeConfig& cfg, std::vector<Stage>& out) {
   PlanBuilder p(cmd_id, command_type_name(cmd), table, cfg, out);
   if (const auto* c = std::get_if<DmaReadCmd>(&cmd)) {
     p.transfer(RecordKind::kDmaRead, c->dst, c->src);
@@ -257,6 +263,7 @@ void build_stages(uint64_t cmd_id, const Command& cmd, const TensorTable& table,
   } else if (const auto* c = std::get_if<CompositeCmd>(&cmd)) {
     p.composite(*c);
   }
+  return p.count();
 }
 
 }  // namespace kb

@@ -22,10 +22,11 @@
 
 namespace kb {
 
-// Appends the stages of `cmd` to `out` (cleared first). The command must
-// have passed check_command().
-void build_stages(uint64_t cmd_id, const Command& cmd, const TensorTable& table,
-                  const PeConfig& cfg, std::vector<Stage>& out);
+// Writes the stages of `cmd` to out[0, n) and returns n; elements past n
+// are stale (kept so their vectors keep capacity). The command must have
+// passed check_command().
+size_t build_stages(uint64_t cmd_id, const Command& cmd, const TensorTable& table,
+                    const PeConfig& cfg, std::vector<Stage>& out);
 
 // Number of hardware tiles of a GEMM of m x n x k under `tile`.
 uint64_t gemm_tile_count(const TileConfig& tile, int64_t m, int64_t n, int64_t k);
