@@ -13,6 +13,7 @@
 
 #include "kernels/attention/gqa_decode.h"
 #include "kernels/gemm/gemm_composite.h"
+#include "tb/bench_registry.h"
 #include "tb/runner.h"
 
 namespace kb {
@@ -152,8 +153,8 @@ int run_perf(const PerfOptions& o, std::ostream& os) {
                                  [&](const auto& w) { return w.first.find(o.only) == std::string::npos; }),
                   workloads.end());
   if (workloads.empty()) {
-    os << "no workload name contains '" << o.only << "'\n";
-    return 2;
+    throw BenchError("perf: no workload name contains '" + o.only +
+                     "' (workloads: gqa-decode opt3, gqa-decode opt2, composite GEMM)");
   }
 
   std::vector<Row> rows;

@@ -109,6 +109,22 @@ TEST(Cli, RunAndConfigHelpListOptionsAndEveryConfigKey) {
   }
 }
 
+// perf runs only the workloads --only names (here one small composite GEMM,
+// so the test is quick) and says so when none matches.
+TEST(Cli, PerfOnlyRunsTheNamedWorkload) {
+  const CliResult r = run_cli({"perf", "--only", "composite GEMM", "--gemm", "256", "--repeats", "1",
+                               "--ceiling-commands", "1000"});
+  EXPECT_EQ(r.exit_code, kExitOk) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("SystemC ceiling"));
+  EXPECT_THAT(r.out, HasSubstr("composite GEMM 256^3"));
+  EXPECT_THAT(r.out, Not(HasSubstr("gqa-decode")));
+  EXPECT_THAT(r.out, Not(HasSubstr("scaling:")));
+
+  const CliResult none = run_cli({"perf", "--only", "no such workload"});
+  EXPECT_EQ(none.exit_code, kExitBadInput);
+  EXPECT_THAT(none.err, HasSubstr("no workload name contains 'no such workload'"));
+}
+
 TEST(Cli, ListShowsBenchesWithDescriptions) {
   kb::register_builtin_benches();
   const CliResult r = run_cli({"list"});
