@@ -78,7 +78,7 @@ Handle TensorTable::declare_at(const std::string& name, MemSpace space,
 
 Handle TensorTable::view(Handle base, int64_t row0, int64_t nrows,
                          int64_t col0, int64_t ncols, const std::string& name) {
-  const TensorDesc b = at(base);  // copy: add() may reallocate descs_
+  const TensorDesc& b = at(base);  // valid until views_ changes, below
   if (row0 < 0 || col0 < 0 || nrows <= 0 || ncols <= 0 ||
       row0 + nrows > b.rows || col0 + ncols > b.cols) {
     throw KernelError("view rows [" + std::to_string(row0) + ", " +
@@ -87,17 +87,15 @@ Handle TensorTable::view(Handle base, int64_t row0, int64_t nrows,
                       std::to_string(col0 + ncols) + ") is out of bounds of '" +
                       name_of(b) + "' " + b.shape_string());
   }
-  TensorDesc d = b;
+  // Built before the slot is written (the slot may hold `b` itself, the
+  // oldest live view), and without copying b's name string.
+  const TensorDesc fields{kViewHandleBit | next_view_, {}, b.space, b.dtype, nrows, ncols,
+                          b.row_stride,
+                          b.address + uint64_t(row0 * b.row_stride + col0) * dtype_bytes(b.dtype),
+                          name.empty() ? base : 0, row0, col0};
+  TensorDesc& d = views_[next_view_ % kViewCapacity];
+  d = fields;
   d.name = name;
-  d.base = name.empty() ? base : 0;
-  d.row0 = row0;
-  d.col0 = col0;
-  d.rows = nrows;
-  d.cols = ncols;
-  d.address = b.address + uint64_t(row0 * b.row_stride + col0) * dtype_bytes(b.dtype);
-  d.handle = kViewHandleBit | next_view_;
-  if (views_.size() < kViewCapacity) views_.push_back(std::move(d));
-  else views_[next_view_ % kViewCapacity] = std::move(d);
   return kViewHandleBit | next_view_++;
 }
 

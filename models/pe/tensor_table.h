@@ -73,7 +73,10 @@ constexpr uint64_t kHbmBase = uint64_t(1) << 40;
 
 class TensorTable {
  public:
-  explicit TensorTable(uint64_t tcm_size_bytes) : tcm_size_(tcm_size_bytes) {}
+  // The view ring is allocated whole up front: memory does not grow with
+  // the number of views a run makes.
+  explicit TensorTable(uint64_t tcm_size_bytes)
+      : tcm_size_(tcm_size_bytes), views_(kViewCapacity) {}
 
   // Allocates a new tensor (64-byte aligned). Throws KernelError when TCM is
   // full or the shape is not positive.
