@@ -185,9 +185,14 @@ int run_perf(const PerfOptions& o, std::ostream& os) {
   }
   if (rows.size() >= 2 && rows[0].name == half_name && rows[1].name == full_name &&
       rows[0].error.empty() && rows[1].error.empty()) {
+    // Normalised by each workload's adjacent ceiling runs, which drift
+    // hardly touches; the fastest runs' ratio is shown too.
+    const double normalised = (double(rows[1].commands) / rows[1].fraction) /
+                              (double(rows[0].commands) / rows[0].fraction);
     std::snprintf(buf, sizeof buf,
-                  "scaling: context x2 -> wall time x%.3f, peak RSS %.1f MB -> %.1f MB\n",
-                  rows[1].seconds / rows[0].seconds, double(rows[0].rss_kb) / 1024.0,
+                  "scaling: context x2 -> wall time x%.3f (relative to the adjacent ceiling runs; "
+                  "fastest runs x%.3f), peak RSS %.1f MB -> %.1f MB\n",
+                  normalised, rows[1].seconds / rows[0].seconds, double(rows[0].rss_kb) / 1024.0,
                   double(rows[1].rss_kb) / 1024.0);
     os << buf;
   }
