@@ -57,17 +57,23 @@ RunResult run_in_process(const RunSpec& spec) {
   std::unique_ptr<Pe> pe;
   // Observers of pe's signals, destroyed before it.
   std::unique_ptr<CounterProbe> occupancy;
+  // The summary statistics, computed as the run goes (constant memory).
+  std::unique_ptr<StreamingStats> stats;
   std::unique_ptr<PeVcdTrace> vcd;
   // SystemC's info messages (e.g. "stopped by user" when a failing kernel
   // calls sc_stop) would mix into the reports.
   sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
   try {
     pe = std::make_unique<Pe>("pe", spec.config);
-    // The records stay in memory only for the summary, the trace or the
-    // caller; otherwise they are streamed (op log file) or just counted.
-    const bool need_records = spec.summary || spec.keep_records || !spec.trace_path.empty();
+    // The records stay in memory only for the trace or the caller;
+    // otherwise they are streamed (op log file, summary) or just counted.
+    const bool need_records = spec.keep_records || !spec.trace_path.empty();
     pe->op_log().configure(need_records, spec.oplog_path);
-    if (spec.summary || !spec.trace_path.empty()) {
+    if (spec.summary) {
+      stats = std::make_unique<StreamingStats>(uint32_t(spec.config.scheduler.queue_depth));
+      pe->op_log().set_stats(stats.get());
+    }
+    if (!spec.trace_path.empty() || spec.keep_records) {
       occupancy = std::make_unique<CounterProbe>("occupancy_probe", pe->pe_scheduler.occupancy_signal);
     }
     // Trace signals cost a process activation per change: only when observed.
@@ -100,11 +106,11 @@ RunResult run_in_process(const RunSpec& spec) {
   for (int c = 0; c < kNumComponents; ++c) r.records_by_component[c] = pe->op_log().count(Component(c));
   for (int c = 0; c < kNumComponents; ++c) r.busy_ps[c] = pe->op_log().busy_ps(Component(c));
   const std::vector<OpRecord>& records = pe->op_log().records();
-  if (spec.summary) {
-    r.stats = compute_run_stats(records, r.launches, occupancy->samples(),
-                                uint32_t(spec.config.scheduler.queue_depth));
+  if (stats) r.stats = stats->finish(r.launches);
+  if (spec.keep_records) {
+    r.records = records;
+    r.occupancy = occupancy->samples();
   }
-  if (spec.keep_records) r.records = records;
   r.ok = true;
   for (const LaunchResult& l : r.launches) {
     if (!l.error.empty()) {
@@ -224,6 +230,8 @@ nlohmann::json to_json(const RunResult& r) {
   }
   j["records"] = nlohmann::json::array();
   for (const OpRecord& rec : r.records) j["records"].push_back(record_json(rec));
+  j["occupancy"] = nlohmann::json::array();
+  for (const CounterSample& s : r.occupancy) j["occupancy"].push_back({s.time_ps, s.value});
   j["stats"] = to_json(r.stats);
   return j;
 }
@@ -261,6 +269,7 @@ RunResult run_result_from_json(const nlohmann::json& j) {
     r.launches.push_back(std::move(l));
   }
   for (const auto& jr : j.at("records")) r.records.push_back(record_from_json(jr));
+  for (const auto& js : j.at("occupancy")) r.occupancy.push_back({js.at(0), js.at(1)});
   if (j.contains("stats")) r.stats = run_stats_from_json(j.at("stats"));
   return r;
 }

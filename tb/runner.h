@@ -25,9 +25,9 @@ struct RunSpec {
   std::vector<std::pair<std::string, Kernel>> launches;
   std::string oplog_path;     // non-empty: stream the op log here as CSV
   bool keep_records = false;  // return every op-log record in the result
-  // Compute RunResult::stats (the summary of every report). It holds the
-  // op-log records in memory until the run ends; speed benchmarks and very
-  // long runs turn it off so memory does not grow with the run.
+  // Compute RunResult::stats (the summary of every report), as the run goes
+  // and in constant memory (StreamingStats). Speed benchmarks turn it off:
+  // it costs a little time per record.
   bool summary = true;
   std::string record_path;    // non-empty: write the PE_CPU command stream here
   // Observability outputs, written by the simulating process (the child):
@@ -47,6 +47,7 @@ struct RunResult {
   uint64_t peak_rss_kb = 0;               // the run's process, at its end
   uint64_t records_by_component[kNumComponents] = {};  // op-log records (stages per engine)
   std::vector<OpRecord> records;          // when keep_records
+  std::vector<CounterSample> occupancy;   // queue occupancy changes, when keep_records
   RunStats stats;                         // always (computed from the op log in the child)
 
   uint64_t latency_ps() const;  // summed over launches

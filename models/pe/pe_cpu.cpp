@@ -3,6 +3,7 @@
 #include "models/pe/command_check.h"
 #include "models/pe/pe_scheduler.h"
 #include "models/pe/tl.h"
+#include "models/trace/stats.h"
 
 namespace kb {
 
@@ -180,12 +181,14 @@ void PeCpu::start_next() {
   // ADR-0064 D1: PE_CPU is busy for the dispatch cycles, then writes.
   pipeline_busy_ = true;
   step_start_ps_ = now_ps();
+  if (StreamingStats* st = log_.stats()) st->cpu_busy(step_start_ps_, true);
   set_state(CpuState::kDispatching);
   dispatch_done_.notify(clock_.cycles(ahead_[head_].cost.charged_cycles));
 }
 
 void PeCpu::dispatched() {
   Queued& q = ahead_[head_];
+  if (StreamingStats* st = log_.stats()) st->cpu_busy(now_ps(), false);
   if (q.id == 0) {  // tl.cycles(n)
     add_cpu_record(RecordKind::kCpuCycles, 0, &q.cmd, step_start_ps_, &q.cost);
     accepted();
@@ -279,6 +282,7 @@ void PeCpu::run() {
     current_->start_ps = now_ps();
     if (observer_) observer_->on_launch(name);
     log_.begin_launch();
+    if (StreamingStats* st = log_.stats()) st->begin_launch(name, current_->start_ps);
     // TCM is the kernel's scratchpad: a launch's TCM tensors are released
     // when it ends (HBM tensors persist).
     const uint64_t tcm_mark = table_.tcm_used();

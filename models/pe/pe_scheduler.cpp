@@ -2,6 +2,7 @@
 
 #include "models/pe/clock.h"
 #include "models/pe/tile_plan.h"
+#include "models/trace/stats.h"
 
 namespace kb {
 
@@ -147,6 +148,7 @@ void PeScheduler::accept(uint64_t id, const Command& cmd) {
   InFlight& f = *spare_.back();
   spare_.pop_back();
   inflight_.push_back(&f);
+  if (StreamingStats* st = log_.stats()) st->occupancy(now_ps(), uint32_t(inflight_.size()));
   f.id = id;
   f.blockers = 0;
   f.waiters.clear();
@@ -196,6 +198,7 @@ void PeScheduler::complete_stage(InFlight& f, uint32_t stage) {
 
 void PeScheduler::complete_command(InFlight& f) {
   inflight_.erase(std::find(inflight_.begin(), inflight_.end(), &f));
+  if (StreamingStats* st = log_.stats()) st->occupancy(now_ps(), uint32_t(inflight_.size()));
   scoreboard_.remove(f.id);
   signal_change();
   if (blocked_writers_) slot_freed_.notify(sc_core::SC_ZERO_TIME);
@@ -231,6 +234,7 @@ void PeScheduler::issue(Engine e) {
   busy_[int(e)] = true;
   signal_change();
   is.start_ps = now_ps();
+  if (StreamingStats* st = log_.stats()) st->engine_busy(is.start_ps, int(e), true);
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
   socket(e)->b_transport(is.payload, delay);
   if (is.payload.is_response_error()) {
@@ -263,6 +267,7 @@ void PeScheduler::complete_issued(Engine e) {
   InFlight& f = *is.r.f;
   const Stage& s = f.stages[is.r.stage];
   log_stage(e, s, is.start_ps);
+  if (StreamingStats* st = log_.stats()) st->engine_busy(now_ps(), int(e), false);
   // Still busy while completing: stages this makes ready for this engine
   // are taken just below, not one delta later.
   complete_stage(f, is.r.stage);

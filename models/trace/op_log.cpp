@@ -1,5 +1,7 @@
 #include "models/trace/op_log.h"
 
+#include "models/trace/stats.h"
+
 #include <charconv>
 #include <stdexcept>
 
@@ -75,6 +77,7 @@ OpLog::~OpLog() { close(); }
 
 void OpLog::add(const OpRecord& r) {
   account(r.component, r.kind, r.start_ps, r.end_ps);
+  if (stats_) stats_->add(r);
   if (keep_) records_.push_back(r);
   if (csv_) std::fprintf(csv_, "%s\n", op_log_csv_row(r).c_str());
 }

@@ -48,6 +48,8 @@ struct OpRecord {
 const char* op_log_csv_header();
 std::string op_log_csv_row(const OpRecord& r);
 
+class StreamingStats;  // stats.h
+
 class OpLog {
  public:
   // keep: hold records in memory; csv_path: also stream them to a file.
@@ -56,7 +58,11 @@ class OpLog {
   void add(const OpRecord& r);
   // Whether records are kept or streamed; when not, producers call
   // account() instead of building a record (the per-command fast path).
-  bool wants_records() const { return keep_ || csv_; }
+  bool wants_records() const { return keep_ || csv_ || stats_; }
+  // Statistics computed as records complete; PE_CPU and PE_SCHEDULER also
+  // report their busy state and queue occupancy to it. Null: none.
+  void set_stats(StreamingStats* s) { stats_ = s; }
+  StreamingStats* stats() const { return stats_; }
   void account(Component c, RecordKind kind, uint64_t start_ps, uint64_t end_ps) {
     // PE_CPU is busy while dispatching or spending tl.cycles, not while stalled.
     if (kind != RecordKind::kStall) {
@@ -80,6 +86,7 @@ class OpLog {
  private:
   bool keep_ = true;
   std::FILE* csv_ = nullptr;
+  StreamingStats* stats_ = nullptr;
   std::vector<OpRecord> records_;
   uint64_t busy_ps_[kNumComponents] = {};
   uint64_t launch_busy_ps_[kNumComponents] = {};

@@ -55,6 +55,52 @@ uint64_t uncovered(std::vector<Interval> cpu, std::vector<Interval> busy, uint64
   return total;
 }
 
+// The sums a record adds to its window (shared by the record-based and the
+// streaming statistics).
+void add_sums(WindowStats& w, const OpRecord& r) {
+  const uint64_t d = r.end_ps - r.start_ps;
+  KindStats& k = w.kinds[int(r.kind)];
+  ++k.count;
+  k.busy_ps += d;
+  k.bytes += r.bytes;
+  k.elements += r.elements;
+  ComponentStats& c = w.components[int(r.component)];
+  ++c.records;
+  if (r.kind != RecordKind::kStall) c.busy_ps += d;
+  const int type = command_type_index(r.cmd_type);
+  switch (r.kind) {
+    case RecordKind::kDispatch:
+      ++w.commands;
+      w.logical_bytes += r.logical_bytes;
+      w.dispatch_cycles_exact += r.dispatch_cycles_exact;
+      w.dispatch_cycles_charged += r.dispatch_cycles_charged;
+      w.dispatch_ps += d;
+      if (type >= 0) {
+        ++w.by_type[type].commands;
+        w.by_type[type].logical_bytes += r.logical_bytes;
+      }
+      break;
+    case RecordKind::kCpuCycles:
+      w.cpu_cycles_ps += d;
+      if (type >= 0) ++w.by_type[type].commands;
+      break;
+    case RecordKind::kStall:
+      w.stall_ps += d;
+      ++w.stalls;
+      break;
+    default:
+      break;
+  }
+}
+
+// Utilisation and verdict, once the window's busy times are complete.
+void finish_window(WindowStats& w) {
+  for (ComponentStats& c : w.components) c.utilisation = w.fraction(c.busy_ps);
+  uint64_t busy[kNumComponents];
+  for (int c = 0; c < kNumComponents; ++c) busy[c] = w.components[c].busy_ps;
+  w.verdict = make_verdict(busy, w.span_ps());
+}
+
 // Accumulates one window's records; finish() derives the rest.
 class Window {
  public:
@@ -64,44 +110,11 @@ class Window {
     w_.end_ps = end;
   }
   void add(const OpRecord& r) {
-    const uint64_t d = r.end_ps - r.start_ps;
-    KindStats& k = w_.kinds[int(r.kind)];
-    ++k.count;
-    k.busy_ps += d;
-    k.bytes += r.bytes;
-    k.elements += r.elements;
-    ComponentStats& c = w_.components[int(r.component)];
-    ++c.records;
-    if (r.kind != RecordKind::kStall) c.busy_ps += d;
-    const int type = command_type_index(r.cmd_type);
-    switch (r.kind) {
-      case RecordKind::kDispatch:
-        ++w_.commands;
-        w_.logical_bytes += r.logical_bytes;
-        w_.dispatch_cycles_exact += r.dispatch_cycles_exact;
-        w_.dispatch_cycles_charged += r.dispatch_cycles_charged;
-        w_.dispatch_ps += d;
-        if (type >= 0) {
-          ++w_.by_type[type].commands;
-          w_.by_type[type].logical_bytes += r.logical_bytes;
-        }
-        break;
-      case RecordKind::kCpuCycles:
-        w_.cpu_cycles_ps += d;
-        if (type >= 0) ++w_.by_type[type].commands;
-        break;
-      case RecordKind::kStall:
-        w_.stall_ps += d;
-        ++w_.stalls;
-        break;
-      default:
-        break;
-    }
+    add_sums(w_, r);
     if (is_cpu_busy(r)) cpu_.push_back({r.start_ps, r.end_ps});
     if (is_engine(r.component)) engines_.push_back({r.start_ps, r.end_ps});
   }
   WindowStats finish(const std::vector<CounterSample>& occupancy, uint32_t queue_depth) {
-    for (ComponentStats& c : w_.components) c.utilisation = w_.fraction(c.busy_ps);
     uint64_t engine_union = 0;
     w_.exposed_dispatch_ps = uncovered(cpu_, engines_, &engine_union);
     w_.engines_idle_ps = w_.span_ps() > engine_union ? w_.span_ps() - engine_union : 0;
@@ -117,9 +130,7 @@ class Window {
       if (queue_depth && occupancy[i].value >= queue_depth) w_.queue_full_ps += to - from;
     }
     w_.occupancy_mean = w_.span_ps() ? area / double(w_.span_ps()) : 0.0;
-    uint64_t busy[kNumComponents];
-    for (int c = 0; c < kNumComponents; ++c) busy[c] = w_.components[c].busy_ps;
-    w_.verdict = make_verdict(busy, w_.span_ps());
+    finish_window(w_);
     return w_;
   }
 
@@ -181,6 +192,76 @@ RunStats compute_run_stats(const std::vector<OpRecord>& records,
   }
   s.run = run.finish(occupancy, queue_depth);
   for (Window& w : windows) s.launches.push_back(w.finish(occupancy, queue_depth));
+  return s;
+}
+
+// ---- Streaming
+
+StreamingStats::StreamingStats(uint32_t queue_depth) : queue_depth_(queue_depth) {
+  run_.w.name = "run";
+}
+
+void StreamingStats::advance(uint64_t now_ps) {
+  if (now_ps <= last_ps_) return;
+  const uint64_t dt = now_ps - last_ps_;
+  for (Acc* a : {&run_, launches_.empty() ? nullptr : &launches_.back()}) {
+    if (!a) continue;
+    if (engines_busy_ == 0) {
+      a->w.engines_idle_ps += dt;
+      if (cpu_busy_) a->w.exposed_dispatch_ps += dt;
+    }
+    a->occupancy_area += double(occupancy_) * double(dt);
+    a->w.occupancy_max = std::max(a->w.occupancy_max, occupancy_);
+    if (queue_depth_ && occupancy_ >= queue_depth_) a->w.queue_full_ps += dt;
+  }
+  last_ps_ = now_ps;
+}
+
+void StreamingStats::begin_launch(const std::string& kernel, uint64_t now_ps) {
+  advance(now_ps);
+  if (launches_.empty()) last_ps_ = now_ps;
+  launches_.emplace_back();
+  launches_.back().w.name = kernel;
+}
+
+void StreamingStats::add(const OpRecord& r) {
+  add_sums(run_.w, r);
+  if (!launches_.empty()) add_sums(launches_.back().w, r);
+  last_record_end_ = std::max(last_record_end_, r.end_ps);
+}
+
+void StreamingStats::cpu_busy(uint64_t now_ps, bool busy) {
+  advance(now_ps);
+  cpu_busy_ = busy;
+}
+
+void StreamingStats::engine_busy(uint64_t now_ps, int engine, bool busy) {
+  advance(now_ps);
+  if (busy) engines_busy_ |= 1u << engine;
+  else engines_busy_ &= ~(1u << engine);
+}
+
+void StreamingStats::occupancy(uint64_t now_ps, uint32_t n) {
+  advance(now_ps);
+  occupancy_ = n;
+}
+
+RunStats StreamingStats::finish(const std::vector<LaunchResult>& launches) {
+  RunStats s;
+  s.queue_depth = queue_depth_;
+  const uint64_t end = std::max(launches.empty() ? 0 : launches.back().end_ps, last_record_end_);
+  advance(end);
+  auto close = [](Acc& a, uint64_t start, uint64_t stop) {
+    a.w.start_ps = start;
+    a.w.end_ps = stop;
+    a.w.occupancy_mean = a.w.span_ps() ? a.occupancy_area / double(a.w.span_ps()) : 0.0;
+    finish_window(a.w);
+    return a.w;
+  };
+  s.run = close(run_, launches.empty() ? 0 : launches.front().start_ps, end);
+  for (size_t i = 0; i < launches_.size() && i < launches.size(); ++i) {
+    s.launches.push_back(close(launches_[i], launches[i].start_ps, launches[i].end_ps));
+  }
   return s;
 }
 

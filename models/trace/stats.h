@@ -91,6 +91,39 @@ RunStats compute_run_stats(const std::vector<OpRecord>& records,
                            const std::vector<LaunchResult>& launches,
                            const std::vector<CounterSample>& occupancy, uint32_t queue_depth);
 
+// The same statistics in constant memory, as the run goes: record sums from
+// the op log's records as they complete (OpLog::set_stats), and the
+// time-based figures (exposed dispatch, engines idle, queue occupancy) by
+// integrating PE_CPU's and the engines' busy state and the queue occupancy
+// between their changes, which PE_CPU and PE_SCHEDULER report.
+// occupancy_max is the largest occupancy held for some time (a value that
+// lasts zero time, within one instant, does not count).
+class StreamingStats {
+ public:
+  explicit StreamingStats(uint32_t queue_depth);
+  void begin_launch(const std::string& kernel, uint64_t now_ps);
+  void add(const OpRecord& r);
+  void cpu_busy(uint64_t now_ps, bool busy);  // dispatching or tl.cycles
+  void engine_busy(uint64_t now_ps, int engine, bool busy);  // engine: 0..3 (kb::Engine)
+  void occupancy(uint64_t now_ps, uint32_t n);
+  // Windows named and bounded by `launches` (PE_CPU's results).
+  RunStats finish(const std::vector<LaunchResult>& launches);
+
+ private:
+  void advance(uint64_t now_ps);  // integrate the current state up to now
+  struct Acc {
+    WindowStats w;
+    double occupancy_area = 0;
+  };
+  uint32_t queue_depth_;
+  Acc run_;
+  std::vector<Acc> launches_;
+  uint64_t last_ps_ = 0, last_record_end_ = 0;
+  bool cpu_busy_ = false;
+  uint32_t engines_busy_ = 0;  // bit per engine
+  uint32_t occupancy_ = 0;
+};
+
 nlohmann::json to_json(const WindowStats& w);
 nlohmann::json to_json(const RunStats& s);
 RunStats run_stats_from_json(const nlohmann::json& j);

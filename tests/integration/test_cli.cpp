@@ -390,7 +390,7 @@ TEST(Cli, CompositeOverTheCapFailsTheRun) {
 }  // namespace
 
 namespace {
-// --no-summary drops the statistics block (and the op-log records it needs).
+// --no-summary drops the statistics block.
 TEST(Cli, NoSummaryLeavesTheStatisticsOut) {
   const CliResult with = run_cli({"run", "softmax-merge"});
   const CliResult without = run_cli({"run", "softmax-merge", "--no-summary"});

@@ -509,6 +509,58 @@ TEST(ObservabilityVcd, GtkwaveReadsItWhenInstalled) {
 
 // ---- statistics --------------------------------------------------------------
 
+// The summary is computed as the run goes (StreamingStats); recomputing it
+// from the kept op-log records and the occupancy probe's samples
+// (compute_run_stats) gives the same figures, for several kernels and queue
+// depths. occupancy_max may only be lower: a value the probe saw for zero
+// time (within one instant) does not count as held.
+TEST(ObservabilityStats, StreamingEqualsRecomputedFromTheOpLog) {
+  const std::vector<std::pair<std::string, kb::Kernel>> kernels = {
+      {"opt3", [](kb::Tl& tl) {
+         kb::GqaShape g;
+         g.q_heads = 8;
+         g.kv_heads = 2;
+         g.context = 700;
+         kb::gqa_decode_opt3(tl, g);
+       }},
+      {"opt2", [](kb::Tl& tl) {
+         kb::GqaShape g;
+         g.q_heads = 8;
+         g.kv_heads = 2;
+         g.context = 700;
+         kb::gqa_decode_opt2(tl, g);
+       }},
+      {"gemm", [](kb::Tl& tl) {
+         kb::GemmShape g;
+         g.m = 256;
+         g.n = 192;
+         g.k = 320;
+         kb::gemm_tiled_single_op(tl, g);
+       }}};
+  for (uint32_t depth : {1u, 3u, 8u}) {
+    kb::RunSpec spec;
+    spec.config.scheduler.queue_depth = depth;
+    spec.launches = kernels;
+    spec.keep_records = true;
+    const kb::RunResult r = kb::run_isolated(spec);
+    ASSERT_TRUE(r.ok) << r.error;
+    kb::RunStats oracle = kb::compute_run_stats(r.records, r.launches, r.occupancy, depth);
+    kb::RunStats streamed = r.stats;
+    std::vector<std::pair<kb::WindowStats*, kb::WindowStats*>> pairs = {{&streamed.run, &oracle.run}};
+    ASSERT_EQ(streamed.launches.size(), oracle.launches.size());
+    for (size_t i = 0; i < oracle.launches.size(); ++i) pairs.push_back({&streamed.launches[i], &oracle.launches[i]});
+    for (auto [s, o] : pairs) {
+      SCOPED_TRACE("depth " + std::to_string(depth) + ", window " + o->name);
+      EXPECT_LE(s->occupancy_max, o->occupancy_max);
+      EXPECT_GT(s->occupancy_max, 0u);
+      s->occupancy_max = o->occupancy_max;
+      EXPECT_NEAR(s->occupancy_mean, o->occupancy_mean, 1e-9 * std::max(1.0, o->occupancy_mean));
+      s->occupancy_mean = o->occupancy_mean;
+    }
+    EXPECT_EQ(kb::to_json(streamed), kb::to_json(oracle)) << "depth " << depth;
+  }
+}
+
 TEST(ObservabilityStats, ConsistentWithTheOpLog) {
   Outputs o;
   const kb::RunResult r = run_with_outputs(mixed_spec(), o);
