@@ -94,7 +94,7 @@ Row workload(const std::string& name, const Kernel& k, const PerfOptions& o,
              double* best_ceiling) {
   RunSpec spec;
   spec.launches = {{name, k}};
-  spec.summary = false;  // no op-log records held: memory must not grow with the run
+  spec.summary = false;  // the model alone: statistics cost a little time per record
   Row row{name};
   std::vector<double> ratios;
   RunResult best;
