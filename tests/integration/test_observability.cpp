@@ -515,21 +515,13 @@ TEST(ObservabilityVcd, GtkwaveReadsItWhenInstalled) {
 // depths. occupancy_max may only be lower: a value the probe saw for zero
 // time (within one instant) does not count as held.
 TEST(ObservabilityStats, StreamingEqualsRecomputedFromTheOpLog) {
+  kb::GqaShape gqa;
+  gqa.q_heads = 8;
+  gqa.kv_heads = 2;
+  gqa.context = 700;  // a short last tile
   const std::vector<std::pair<std::string, kb::Kernel>> kernels = {
-      {"opt3", [](kb::Tl& tl) {
-         kb::GqaShape g;
-         g.q_heads = 8;
-         g.kv_heads = 2;
-         g.context = 700;
-         kb::gqa_decode_opt3(tl, g);
-       }},
-      {"opt2", [](kb::Tl& tl) {
-         kb::GqaShape g;
-         g.q_heads = 8;
-         g.kv_heads = 2;
-         g.context = 700;
-         kb::gqa_decode_opt2(tl, g);
-       }},
+      {"opt3", [gqa](kb::Tl& tl) { kb::gqa_decode_opt3(tl, gqa); }},
+      {"opt2", [gqa](kb::Tl& tl) { kb::gqa_decode_opt2(tl, gqa); }},
       {"gemm", [](kb::Tl& tl) {
          kb::GemmShape g;
          g.m = 256;

@@ -297,17 +297,22 @@ TEST(KernelErrors, StaleViewHandle) {
   EXPECT_EQ(ok.launches.at(0).commands, 1u);
 }
 
-TEST(KernelErrors, RejectedCommandChargesNothing) {
+// `good` accepted exp commands, then one whose shapes do not match.
+RunResult run_then_reject(int good) {
   RunSpec spec;
   spec.keep_records = true;
-  spec.launches = {{"bad_kernel", [](Tl& tl) {
-                      const Tensor a = tl.tcm("a", 8, 8, Dtype::kFp32);
+  spec.launches = {{"bad_kernel", [good](Tl& tl) {
+                      const Tensor a = tl.tcm("a", 64, 64, Dtype::kFp32);
                       const Tensor b = tl.tcm("b", 4, 4, Dtype::kFp32);
                       test::init(tl, {a, b});
-                      tl.exp(a, a);
+                      for (int i = 0; i < good; ++i) tl.exp(a, a);
                       tl.exp(a, b);  // rejected before any dispatch time
                     }}};
-  const RunResult r = run_isolated(spec);
+  return run_isolated(spec);
+}
+
+TEST(KernelErrors, RejectedCommandChargesNothing) {
+  const RunResult r = run_then_reject(1);
   EXPECT_FALSE(r.ok);
   EXPECT_THAT(r.error, HasSubstr("command #2"));
   const auto d = of_kind(r, RecordKind::kDispatch);
@@ -320,16 +325,7 @@ TEST(KernelErrors, RejectedCommandChargesNothing) {
 // was written, at the time the last of them was accepted.
 TEST(KernelErrors, RejectionAfterRunAheadWritesEveryEarlierCommand) {
   constexpr int kGood = 200;  // more than the run-ahead queue and the descriptor queue
-  RunSpec spec;
-  spec.keep_records = true;
-  spec.launches = {{"bad_kernel", [](Tl& tl) {
-                      const Tensor a = tl.tcm("a", 64, 64, Dtype::kFp32);
-                      const Tensor b = tl.tcm("b", 4, 4, Dtype::kFp32);
-                      test::init(tl, {a, b});
-                      for (int i = 0; i < kGood; ++i) tl.exp(a, a);
-                      tl.exp(a, b);  // rejected
-                    }}};
-  const RunResult r = run_isolated(spec);
+  const RunResult r = run_then_reject(kGood);
   EXPECT_FALSE(r.ok);
   EXPECT_THAT(r.error, HasSubstr("command #" + std::to_string(kGood + 1)));
   const auto d = of_kind(r, RecordKind::kDispatch);
