@@ -437,7 +437,7 @@ int main(int argc, char** argv) {
   CLI::App* perf = app.add_subcommand(
       "perf", "measure simulation speed (commands and stages per wall-second) against a minimal "
               "SystemC b_transport + wait ceiling, and how time and memory scale with context");
-  perf->add_option("--context", perf_options.context, "gqa-decode context (default 131072)")
+  perf->add_option("--context", perf_options.context, "gqa-decode context (default 131072); the scaling check also runs opt3 at twice it")
       ->check(CLI::PositiveNumber);
   perf->add_option("--gemm", perf_options.gemm, "composite GEMM size m = n = k (default 2048)")
       ->check(CLI::PositiveNumber);

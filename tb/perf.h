@@ -16,7 +16,7 @@ struct PerfOptions {
   int64_t context = 131072;     // gqa-decode context (opt3: 16 commands per KV tile)
   int64_t gemm = 2048;          // composite GEMM m = n = k
   uint64_t ceiling_commands = 1000000;  // about as long as one workload run
-  bool scaling = true;          // also run opt3 at half the context
+  bool scaling = true;          // also run opt3 at twice the context
   int repeats = 5;              // runs per workload, each after a ceiling run
   std::string only;             // run only workloads whose name contains this (profiling)
 };
