@@ -141,7 +141,7 @@ const char* command_type_name(int index) {
 
 const char* command_type_name(const Command& cmd) { return kCommandTypeNames[cmd.index()]; }
 
-int command_type_index(const std::string& name) {
+int command_type_index(std::string_view name) {
   for (int t = 0; t < kNumCommandTypes; ++t)
     if (name == kCommandTypeNames[t]) return t;
   return -1;

@@ -157,7 +157,7 @@ constexpr int kNumCommandTypes = int(std::variant_size_v<Command>);
 // alternative's position in Command.
 const char* command_type_name(const Command& cmd);
 const char* command_type_name(int index);
-int command_type_index(const std::string& name);  // -1 if unknown
+int command_type_index(std::string_view name);  // -1 if unknown
 uint32_t logical_bytes(const Command& cmd);
 
 // Handles a command reads and writes, for the hazard scoreboard.

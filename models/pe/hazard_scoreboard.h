@@ -37,7 +37,7 @@ class HazardScoreboard {
     const Ranges later = ranges_of(reads, writes);
     for (const Entry& e : entries_) {
       if (!e.live) continue;
-      const Hazard h = classify(e.ranges, later);
+      const Hazard h = classify(e.ranges.view, later);
       if (h != Hazard::kNone) on_blocker(e.id, h);
     }
     Entry& slot = free_slot();
@@ -56,9 +56,8 @@ class HazardScoreboard {
                          const std::vector<ByteRange>& later_writes);
 
  private:
-  // One side's read and write ranges with the bounding range of each, so
-  // most pairs of commands that touch different tensors are told apart by
-  // two comparisons.
+  // One side's read and write ranges with the bounding range of each: a
+  // pair of lists whose bounds do not meet needs no range-by-range check.
   struct RangeList {
     const ByteRange* p = nullptr;
     size_t n = 0;
@@ -66,7 +65,7 @@ class HazardScoreboard {
   };
   struct Ranges {
     RangeList reads, writes;
-    ByteRange box;  // bounds both: disjoint boxes, no hazard at all
+    ByteRange box;  // bounds both (spans HBM and TCM when both are touched)
   };
   static ByteRange hull(const RangeList& a, const RangeList& b) {
     if (!a.n) return b.box;
@@ -106,7 +105,12 @@ class HazardScoreboard {
   // kept across reuse, with the bounding ranges computed once.
   struct StoredRanges {
     std::vector<ByteRange> all;
-    Ranges view;
+    Ranges view;  // points into all's buffer: movable, not copyable
+    StoredRanges() = default;
+    StoredRanges(StoredRanges&&) noexcept = default;
+    StoredRanges& operator=(StoredRanges&&) noexcept = default;
+    StoredRanges(const StoredRanges&) = delete;
+    StoredRanges& operator=(const StoredRanges&) = delete;
     void assign(const std::vector<ByteRange>& reads, const std::vector<ByteRange>& writes) {
       all.assign(reads.begin(), reads.end());
       all.insert(all.end(), writes.begin(), writes.end());
@@ -114,7 +118,6 @@ class HazardScoreboard {
       view.writes = list_of(all.data() + reads.size(), writes.size());
       view.box = hull(view.reads, view.writes);
     }
-    operator const Ranges&() const { return view; }
   };
   struct Entry {
     uint64_t id = 0;

@@ -29,6 +29,7 @@ PeCpu::PeCpu(sc_core::sc_module_name name, const PeConfig& cfg, TensorTable& tab
   cmd.register_nb_transport_bw(this, &PeCpu::nb_transport_bw);
   ext_ = new CommandExtension;
   payload_.set_extension(ext_);  // owned by the payload
+  payload_.set_mm(&keep_);
 }
 
 void PeCpu::launch(const std::string& name, Kernel kernel) {
@@ -209,6 +210,7 @@ void PeCpu::dispatched() {
   payload_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
   tlm::tlm_phase phase = tlm::BEGIN_REQ;
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+  payload_.acquire();  // released when the write completes, in accepted()
   if (cmd->nb_transport_fw(payload_, phase, delay) == tlm::TLM_COMPLETED) accepted();
   // Otherwise TLM_ACCEPTED: the acceptance arrives on nb_transport_bw.
 }
@@ -227,6 +229,7 @@ tlm::tlm_sync_enum PeCpu::nb_transport_bw(tlm::tlm_generic_payload& payload, tlm
 void PeCpu::accepted() {
   Queued& q = ahead_[head_];
   if (q.id != 0) {
+    payload_.release();
     ext_->cmd = nullptr;
     if (payload_.is_response_error()) {
       SC_REPORT_ERROR(name(), ("descriptor write failed: " + payload_.get_response_string()).c_str());
@@ -286,15 +289,20 @@ void PeCpu::run() {
     // TCM is the kernel's scratchpad: a launch's TCM tensors are released
     // when it ends (HBM tensors persist).
     const uint64_t tcm_mark = table_.tcm_used();
+    std::string error;
     try {
       Tl tl(*this, table_, cfg_, name);
       kernel(tl);
       drain();
     } catch (const std::exception& e) {
+      error = e.what();
+    }
+    if (!error.empty()) {
       // A kernel's exception ends the simulation cleanly (DESIGN.md "Runs"),
-      // once the commands before it are written, as if dispatched in step.
+      // once the commands before it are written, as if dispatched in step
+      // (waited for outside the handler: SystemC unwinds threads by exception).
       sync();
-      current_->error = e.what();
+      current_->error = error;
       finish_launch();
       sc_core::sc_stop();
       return;

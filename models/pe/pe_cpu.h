@@ -162,7 +162,13 @@ class PeCpu : public sc_core::sc_module {
   CpuState state_ = CpuState::kIdle;
   sc_core::sc_event changed_;
   bool signals_ = false;
-  tlm::tlm_generic_payload payload_;  // reused for every descriptor write
+  // The descriptor payload is PE_CPU's own, reused for every write; the
+  // base protocol wants nb_transport payloads to have a memory manager:
+  // this one lets acquire()/release() count and frees nothing.
+  struct KeepPayload : tlm::tlm_mm_interface {
+    void free(tlm::tlm_generic_payload*) override {}
+  } keep_;
+  tlm::tlm_generic_payload payload_;
   CommandExtension* ext_ = nullptr;   // payload_'s, owned by it
   std::vector<unsigned char> descriptor_;
   // Commands checked and costed by the kernel thread, not yet written: a

@@ -104,6 +104,7 @@ tlm::tlm_sync_enum PeScheduler::nb_transport_fw(tlm::tlm_generic_payload& payloa
   if (!ext) return tlm::TLM_COMPLETED;
   if (inflight_.size() >= cfg_.scheduler.queue_depth) {
     pending_write_ = &payload;  // accepted by accept_pending() when a slot frees
+    payload.acquire();          // held until then (base protocol memory management)
     return tlm::TLM_ACCEPTED;
   }
   accept(ext->id, *ext->cmd);
@@ -121,6 +122,7 @@ void PeScheduler::accept_pending() {
   tlm::tlm_phase phase = tlm::BEGIN_RESP;  // implies END_REQ (base protocol)
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
   in->nb_transport_bw(payload, phase, delay);
+  payload.release();
 }
 
 namespace {

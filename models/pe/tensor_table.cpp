@@ -93,9 +93,11 @@ Handle TensorTable::view(Handle base, int64_t row0, int64_t nrows,
                           b.row_stride,
                           b.address + uint64_t(row0 * b.row_stride + col0) * dtype_bytes(b.dtype),
                           name.empty() ? base : 0, row0, col0};
+  std::string view_name = name;  // may throw: before any slot changes
+  if (views_.size() < kViewCapacity) views_.emplace_back();
   TensorDesc& d = views_[next_view_ % kViewCapacity];
   d = fields;
-  d.name = name;
+  d.name.swap(view_name);
   return kViewHandleBit | next_view_++;
 }
 

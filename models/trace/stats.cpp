@@ -67,23 +67,26 @@ void add_sums(WindowStats& w, const OpRecord& r) {
   ComponentStats& c = w.components[int(r.component)];
   ++c.records;
   if (r.kind != RecordKind::kStall) c.busy_ps += d;
-  const int type = command_type_index(r.cmd_type);
   switch (r.kind) {
-    case RecordKind::kDispatch:
+    case RecordKind::kDispatch: {
       ++w.commands;
       w.logical_bytes += r.logical_bytes;
       w.dispatch_cycles_exact += r.dispatch_cycles_exact;
       w.dispatch_cycles_charged += r.dispatch_cycles_charged;
       w.dispatch_ps += d;
+      const int type = command_type_index(r.cmd_type);  // PE_CPU records only: not per stage
       if (type >= 0) {
         ++w.by_type[type].commands;
         w.by_type[type].logical_bytes += r.logical_bytes;
       }
       break;
-    case RecordKind::kCpuCycles:
+    }
+    case RecordKind::kCpuCycles: {
       w.cpu_cycles_ps += d;
+      const int type = command_type_index(r.cmd_type);
       if (type >= 0) ++w.by_type[type].commands;
       break;
+    }
     case RecordKind::kStall:
       w.stall_ps += d;
       ++w.stalls;
