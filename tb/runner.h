@@ -26,8 +26,8 @@ struct RunSpec {
   std::string oplog_path;     // non-empty: stream the op log here as CSV
   bool keep_records = false;  // return every op-log record in the result
   // Compute RunResult::stats (the summary of every report), as the run goes
-  // and in constant memory (StreamingStats). Speed benchmarks turn it off:
-  // it costs a little time per record.
+  // and in constant memory (StreamingStats). Speed benchmarks turn it off to
+  // time the model alone.
   bool summary = true;
   std::string record_path;    // non-empty: write the PE_CPU command stream here
   // Observability outputs, written by the simulating process (the child):
@@ -48,7 +48,7 @@ struct RunResult {
   uint64_t records_by_component[kNumComponents] = {};  // op-log records (stages per engine)
   std::vector<OpRecord> records;          // when keep_records
   std::vector<CounterSample> occupancy;   // queue occupancy changes, when keep_records
-  RunStats stats;                         // always (computed from the op log in the child)
+  RunStats stats;                         // when spec.summary (StreamingStats, in the child)
 
   uint64_t latency_ps() const;  // summed over launches
 };

@@ -1,5 +1,6 @@
 // Data mode: the values the engines compute. Each engine calls
-// execute_stage_data() for the stage it just timed, so data follows the
+// execute_stage_data() when it is issued a stage (its inputs are final then,
+// and nothing touches its outputs before it completes), so data follows the
 // same tile plan and ordering as time. fp32 arithmetic throughout; results
 // are rounded to the destination dtype when stored (bf16: nearest even).
 //

@@ -1,6 +1,6 @@
 // Engine timing formulas, in cycles of the PE clock (DESIGN.md "Engines").
 // Pure functions so tests can check stage durations without a simulation;
-// the engine modules wait exactly these cycles. Dispatch cost never enters
+// the engine modules annotate exactly these cycles (stage_engine.h). Dispatch cost never enters
 // here (ADR-0064 D5, Test Requirement 5).
 #pragma once
 

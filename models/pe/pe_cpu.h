@@ -13,7 +13,8 @@
 // method spends each command's dispatch time and writes it (AT-style
 // nb_transport_fw, the acceptance of a stalled write arriving as BEGIN_RESP
 // on the backward path). The kernel thread synchronises only when it must
-// see the PE's state: draining, host access, a full run-ahead queue. The
+// see the PE's state: draining, host access, a full run-ahead queue, and a
+// kernel error (the launch ends once the earlier commands are written). The
 // op log and every time are those of dispatching one command at a time.
 #pragma once
 
@@ -101,11 +102,14 @@ class PeCpu : public sc_core::sc_module {
   void set_observer(CpuObserver* o) { observer_ = o; }
   CpuObserver* observer() const { return observer_; }
 
-  // The one dispatch path, shared by tl (live) and replay: validates, charges
-  // the ADR-0064 cost, then writes the descriptor.
+  // The one dispatch path, shared by tl (live) and replay: validates and
+  // costs the command (ADR-0064), then queues it for the dispatch pipeline,
+  // which spends the cost in simulated time and writes the descriptor.
   void dispatch(Command&& c);
   void dispatch(const Command& c) { dispatch(Command(c)); }
-  void drain();  // waits until every accepted command has completed
+  // Waits until every queued command is written and every accepted one has
+  // completed.
+  void drain();
   Handle declare(const std::string& name, MemSpace space, int64_t rows, int64_t cols, Dtype dtype);
   Handle view(Handle base, int64_t row0, int64_t nrows, int64_t col0, int64_t ncols);
   // A tensor at a given address (replay of a recorded stream).
@@ -171,8 +175,8 @@ class PeCpu : public sc_core::sc_module {
   tlm::tlm_generic_payload payload_;
   CommandExtension* ext_ = nullptr;   // payload_'s, owned by it
   std::vector<unsigned char> descriptor_;
-  // Commands checked and costed by the kernel thread, not yet written: a
-  // ring whose slots keep their vectors' capacity.
+  // Commands checked and costed by the kernel thread, not yet written (a
+  // ring; commands are moved in, so it holds no heap memory of its own).
   struct Queued {
     Command cmd;
     uint64_t id = 0;  // 0: tl.cycles(n), nothing to write

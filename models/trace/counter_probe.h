@@ -1,5 +1,6 @@
 // CounterProbe: records the change history of a uint32_t signal, e.g.
-// PE_SCHEDULER's queue occupancy, for traces and statistics.
+// PE_SCHEDULER's queue occupancy, for traces (and, in tests, the
+// record-based statistics that check the streaming ones).
 //
 // An SC_METHOD sensitive to the signal's value-changed event appends
 // (time, value) pairs. It only reads the signal, so adding a probe never

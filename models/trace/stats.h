@@ -1,4 +1,6 @@
-// Run statistics from the op log: per-engine busy time and utilisation,
+// Run statistics from the op log and the PE's busy and occupancy state
+// (StreamingStats, below, as the run goes; compute_run_stats from kept
+// records): per-engine busy time and utilisation,
 // command counts and logical bytes by type, dispatch totals, PE_CPU stall
 // time, queue occupancy and a CPU- / engine-bound verdict, per kernel launch
 // and for the whole run.
@@ -97,7 +99,9 @@ RunStats compute_run_stats(const std::vector<OpRecord>& records,
 // integrating PE_CPU's and the engines' busy state and the queue occupancy
 // between their changes, which PE_CPU and PE_SCHEDULER report.
 // occupancy_max is the largest occupancy held for some time (a value that
-// lasts zero time, within one instant, does not count).
+// lasts zero time, within one instant, does not count). A launch that fails
+// stops with stages still running: they have no op-log record, but count as
+// busy until the stop in engines_idle and exposed_dispatch.
 class StreamingStats {
  public:
   explicit StreamingStats(uint32_t queue_depth);
