@@ -138,7 +138,14 @@ void PlanBuilder::composite(const CompositeCmd& c) {
   int last_prologue = -1;
   const OpSpec* tile_gemm = nullptr;
   int32_t gemm_index = -1;
-  std::vector<std::pair<int32_t, const OpSpec*>> tile_math;
+  // Tile-scope math ops, parsed once: they repeat on every output block.
+  struct TileMath {
+    int32_t index;
+    MathOp op;
+    std::vector<Handle> operands;
+    Handle out;
+  };
+  std::vector<TileMath> tile_math;
   for (size_t i = 0; i < c.ops.size(); ++i) {
     const OpSpec& op = c.ops[i];
     if (op.scope == OpScope::kPrologue) {
@@ -150,7 +157,9 @@ void PlanBuilder::composite(const CompositeCmd& c) {
         tile_gemm = &op;
         gemm_index = int32_t(i);
       } else {
-        tile_math.emplace_back(int32_t(i), &op);
+        MathOp mo{};
+        math_op_from_string(op.kind, &mo);
+        tile_math.push_back({int32_t(i), mo, handles(op), op.out});
       }
     }
   }
@@ -198,11 +207,9 @@ void PlanBuilder::composite(const CompositeCmd& c) {
           int prev = tcm(RecordKind::kStore, t, uint64_t(rows * cols) * dtype_bytes(o.dtype));
           block(prev, gemm_index, mi, ni, ki, rows, cols, kk);
           edge(g, prev);
-          for (const auto& [index, op] : tile_math) {
-            MathOp mo{};
-            math_op_from_string(op->kind, &mo);
-            const int s = math(t, mo, handles(*op), op->out, uint64_t(rows * cols));
-            block(s, index, mi, ni, 0, rows, cols, 0);
+          for (const TileMath& tm_op : tile_math) {
+            const int s = math(t, tm_op.op, tm_op.operands, tm_op.out, uint64_t(rows * cols));
+            block(s, tm_op.index, mi, ni, 0, rows, cols, 0);
             edge(prev, s);
             prev = s;
           }
