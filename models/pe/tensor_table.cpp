@@ -78,7 +78,7 @@ Handle TensorTable::declare_at(const std::string& name, MemSpace space,
 
 Handle TensorTable::view(Handle base, int64_t row0, int64_t nrows,
                          int64_t col0, int64_t ncols, const std::string& name) {
-  const TensorDesc& b = at(base);  // valid until views_ changes, below
+  const TensorDesc& b = at(base);
   if (row0 < 0 || col0 < 0 || nrows <= 0 || ncols <= 0 ||
       row0 + nrows > b.rows || col0 + ncols > b.cols) {
     throw KernelError("view rows [" + std::to_string(row0) + ", " +
@@ -94,7 +94,6 @@ Handle TensorTable::view(Handle base, int64_t row0, int64_t nrows,
                           b.address + uint64_t(row0 * b.row_stride + col0) * dtype_bytes(b.dtype),
                           name.empty() ? base : 0, row0, col0};
   std::string view_name = name;  // may throw: before any slot changes
-  if (views_.size() < kViewCapacity) views_.emplace_back();
   TensorDesc& d = views_[next_view_ % kViewCapacity];
   d = fields;
   d.name.swap(view_name);

@@ -73,12 +73,10 @@ constexpr uint64_t kHbmBase = uint64_t(1) << 40;
 
 class TensorTable {
  public:
-  // The view ring's storage is reserved up front (so references stay valid)
-  // and filled as views are made: memory grows with the first kViewCapacity
-  // views (about 7 MB) and then stays put.
-  explicit TensorTable(uint64_t tcm_size_bytes) : tcm_size_(tcm_size_bytes) {
-    views_.reserve(kViewCapacity);
-  }
+  // The view ring is allocated and initialised whole up front (about 7 MB):
+  // peak memory then does not grow with the number of views a run makes.
+  explicit TensorTable(uint64_t tcm_size_bytes)
+      : tcm_size_(tcm_size_bytes), views_(kViewCapacity) {}
 
   // Allocates a new tensor (64-byte aligned). Throws KernelError when TCM is
   // full or the shape is not positive.
