@@ -6,6 +6,8 @@
 
 #include "models/pe/engine_timing.h"
 #include "models/pe/hazard_scoreboard.h"
+#include "models/pe/pe.h"
+#include "models/pe/pe_scheduler.h"
 #include "tests/sim_util.h"
 
 namespace kb {
@@ -370,6 +372,75 @@ TEST(OpLogTotals, SameWithAndWithoutRecords) {
   }
   EXPECT_EQ(a.launches[0].stall_ps, b.launches[0].stall_ps);
   EXPECT_GT(a.launches[0].busy_ps[int(Component::kPeCpu)], 0u);
+}
+
+// An LT initiator in PE_CPU's place (here a test thread driving PE_CPU's
+// port) writes descriptors with a blocking b_transport: a write returns once
+// accepted, and a full queue holds it until a command completes.
+struct BlockingWriter : sc_core::sc_module {
+  Pe& pe;
+  int writes;
+  std::vector<uint64_t> accepted_ps;
+  bool all_ok = true;
+  BlockingWriter(sc_core::sc_module_name name, Pe& p, int n) : sc_module(name), pe(p), writes(n) {
+    SC_HAS_PROCESS(BlockingWriter);
+    SC_THREAD(run);
+  }
+  void run() {
+    TensorTable& t = pe.tensors();
+    const Command load = DmaReadCmd{t.declare("dst", MemSpace::kTcm, 256, 256, Dtype::kBf16),
+                                    t.declare("src", MemSpace::kHbm, 256, 256, Dtype::kBf16)};
+    tlm::tlm_generic_payload p;
+    auto* ext = new CommandExtension;  // owned by the payload
+    p.set_extension(ext);
+    for (int i = 0; i < writes; ++i) {
+      ext->cmd = &load;
+      ext->id = uint64_t(i + 1);
+      p.set_command(tlm::TLM_WRITE_COMMAND);
+      p.set_address(kQueueAddress);
+      p.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+      sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+      pe.pe_cpu.cmd->b_transport(p, delay);
+      all_ok = all_ok && p.is_response_ok();
+      accepted_ps.push_back(sc_core::sc_time_stamp().value());
+    }
+    p.set_command(tlm::TLM_READ_COMMAND);  // the completion register: drains
+    p.set_address(kDrainAddress);
+    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+    pe.pe_cpu.cmd->b_transport(p, delay);
+    all_ok = all_ok && p.is_response_ok();
+  }
+};
+
+TEST(BackPressure, BlockingDescriptorWritesWaitForASlot) {
+  constexpr int kWrites = 6;
+  const nlohmann::json j = run_function_isolated([] {
+    PeConfig cfg;
+    cfg.scheduler.queue_depth = 2;
+    Pe pe("pe", cfg);
+    BlockingWriter w("writer", pe, kWrites);
+    sc_core::sc_start();
+    return nlohmann::json{{"accepted_ps", w.accepted_ps},
+                          {"ok", w.all_ok},
+                          {"dma_stages", pe.op_log().count(Component::kPeDma)},
+                          {"end_ps", sc_core::sc_time_stamp().value()}};
+  });
+  ASSERT_FALSE(j.contains("error")) << j.dump();
+  EXPECT_TRUE(j["ok"].get<bool>());
+  EXPECT_EQ(j["dma_stages"].get<uint64_t>(), uint64_t(kWrites));
+  // Every load writes dst (WAW), so they run one after another, each taking
+  // the DMA formula's time d; with two slots, write i is accepted when load
+  // i - 2 completes, at (i - 1) x d.
+  Stage s;
+  s.kind = RecordKind::kDmaRead;
+  s.bytes = 256 * 256 * 2;
+  const uint64_t d = dma_cycles(PeConfig{}, s) * period_ps(PeConfig{});
+  const auto accepted = j["accepted_ps"].get<std::vector<uint64_t>>();
+  ASSERT_EQ(accepted.size(), size_t(kWrites));
+  for (int i = 0; i < kWrites; ++i) {
+    EXPECT_EQ(accepted[i], i < 2 ? 0 : uint64_t(i - 1) * d) << "write " << i;
+  }
+  EXPECT_EQ(j["end_ps"].get<uint64_t>(), uint64_t(kWrites) * d);
 }
 
 }  // namespace
