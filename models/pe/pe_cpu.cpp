@@ -128,11 +128,12 @@ void PeCpu::add_cpu_record(RecordKind kind, uint64_t id, const Command* c, uint6
 void PeCpu::dispatch(Command&& c) {
   LaunchResult& res = *current_;
   const DispatchCost cost = dispatch_cost(c, cfg_.cost_model);
-  const uint64_t charged_ps = clock_.cycles(cost.charged_cycles).value();
+  const sc_core::sc_time charged = clock_.cycles(cost.charged_cycles);
+  const uint64_t charged_ps = charged.value();
   if (std::holds_alternative<CpuOverheadCmd>(c)) {  // ADR-0064 D5: bypass
     if (observer_) observer_->on_command(c);
     res.cpu_cycles_ps += charged_ps;
-    enqueue(std::move(c), 0, cost);
+    enqueue(std::move(c), 0, cost, charged);
     return;
   }
   // Rejections happen before any time is charged or anything is queued.
@@ -156,10 +157,11 @@ void PeCpu::dispatch(Command&& c) {
   res.logical_bytes += cost.logical_bytes;
   ++res.commands;
   ++res.commands_by_type[c.index()];
-  enqueue(std::move(c), id, cost);
+  enqueue(std::move(c), id, cost, charged);
 }
 
-void PeCpu::enqueue(Command&& c, uint64_t id, const DispatchCost& cost) {
+void PeCpu::enqueue(Command&& c, uint64_t id, const DispatchCost& cost,
+                    const sc_core::sc_time& charged) {
   while (queued_ == ahead_.size()) {
     kernel_blocked_ = true;
     sc_core::wait(room_);
@@ -168,6 +170,7 @@ void PeCpu::enqueue(Command&& c, uint64_t id, const DispatchCost& cost) {
   q.cmd = std::move(c);
   q.id = id;
   q.cost = cost;
+  q.charged = charged;
   ++queued_;
   if (!pipeline_busy_) start_next();
 }
@@ -184,7 +187,7 @@ void PeCpu::start_next() {
   step_start_ps_ = now_ps();
   if (StreamingStats* st = log_.stats()) st->cpu_busy(step_start_ps_, true);
   set_state(CpuState::kDispatching);
-  dispatch_done_.notify(clock_.cycles(ahead_[head_].cost.charged_cycles));
+  dispatch_done_.notify(ahead_[head_].charged);
 }
 
 void PeCpu::dispatched() {

@@ -227,6 +227,7 @@ TEST(Launches, BackToBackLaunchesEachGetTheirOwnResult) {
 // command and shapes.
 RunResult run_failing(const Kernel& k) {
   RunSpec spec;
+  spec.keep_records = true;
   spec.launches = {{"bad_kernel", k}};
   return run_isolated(spec);
 }
@@ -301,16 +302,13 @@ TEST(KernelErrors, StaleViewHandle) {
 
 // `good` accepted exp commands, then one whose shapes do not match.
 RunResult run_then_reject(int good) {
-  RunSpec spec;
-  spec.keep_records = true;
-  spec.launches = {{"bad_kernel", [good](Tl& tl) {
-                      const Tensor a = tl.tcm("a", 64, 64, Dtype::kFp32);
-                      const Tensor b = tl.tcm("b", 4, 4, Dtype::kFp32);
-                      test::init(tl, {a, b});
-                      for (int i = 0; i < good; ++i) tl.exp(a, a);
-                      tl.exp(a, b);  // rejected before any dispatch time
-                    }}};
-  return run_isolated(spec);
+  return run_failing([good](Tl& tl) {
+    const Tensor a = tl.tcm("a", 64, 64, Dtype::kFp32);
+    const Tensor b = tl.tcm("b", 4, 4, Dtype::kFp32);
+    test::init(tl, {a, b});
+    for (int i = 0; i < good; ++i) tl.exp(a, a);
+    tl.exp(a, b);  // rejected before any dispatch time
+  });
 }
 
 TEST(KernelErrors, RejectedCommandChargesNothing) {
