@@ -1,0 +1,182 @@
+#include "models/util/output_file.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <streambuf>
+
+namespace kb {
+namespace {
+
+// The pending temporaries, in fixed storage so that a signal handler can
+// unlink them without allocating.
+constexpr int kMaxPending = 32;
+char g_pending[kMaxPending][PATH_MAX];
+std::atomic<bool> g_used[kMaxPending];
+
+int register_pending(const std::string& p) {
+  if (p.size() >= PATH_MAX) return -1;
+  for (int i = 0; i < kMaxPending; ++i) {
+    bool expected = false;
+    if (g_used[i].compare_exchange_strong(expected, true)) {
+      std::memcpy(g_pending[i], p.c_str(), p.size() + 1);
+      return i;
+    }
+  }
+  return -1;
+}
+
+void unregister_pending(const std::string& p) {
+  for (int i = 0; i < kMaxPending; ++i) {
+    if (g_used[i].load() && p == g_pending[i]) {
+      g_used[i].store(false);
+      return;
+    }
+  }
+}
+
+std::string err(const std::string& what, const std::string& path, int e) {
+  return "cannot " + what + " '" + path + "': " + std::strerror(e);
+}
+
+}  // namespace
+
+// A streambuf over a file descriptor that remembers its first error.
+class OutputFile::Buf : public std::streambuf {
+ public:
+  explicit Buf(int fd) : fd_(fd) { setp(buf_, buf_ + sizeof buf_); }
+  int error() const { return errno_; }
+  bool flush_all() { return drain() && errno_ == 0; }
+
+ protected:
+  int_type overflow(int_type ch) override {
+    if (!drain()) return traits_type::eof();
+    if (ch != traits_type::eof()) {
+      *pptr() = char(ch);
+      pbump(1);
+    }
+    return traits_type::not_eof(ch);
+  }
+  int sync() override { return drain() ? 0 : -1; }
+
+ private:
+  bool drain() {
+    const char* p = pbase();
+    while (p < pptr()) {
+      const ssize_t n = ::write(fd_, p, size_t(pptr() - p));
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        if (errno_ == 0) errno_ = errno;
+        setp(buf_, buf_ + sizeof buf_);
+        return false;
+      }
+      p += n;
+    }
+    setp(buf_, buf_ + sizeof buf_);
+    return errno_ == 0;
+  }
+  int fd_;
+  int errno_ = 0;
+  char buf_[1 << 16];
+};
+
+OutputFile::OutputFile(const std::string& path) : path_(path), target_(path) {
+  if (path.empty()) throw OutputError("cannot write '': empty file name");
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0) {
+    if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) {
+      // A device or pipe: written in place, as `> /dev/null` would.
+      fd_ = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+      if (fd_ < 0) throw OutputError(err("open", path, errno));
+    } else if (S_ISDIR(st.st_mode)) {
+      throw OutputError("cannot write '" + path + "': is a directory");
+    } else if (!S_ISREG(st.st_mode)) {
+      throw OutputError("cannot write '" + path + "': not a regular file");
+    } else {
+      // A regular file, perhaps through symlinks: replace the target.
+      char resolved[PATH_MAX];
+      if (::realpath(path.c_str(), resolved) == nullptr) {
+        throw OutputError(err("resolve", path, errno));
+      }
+      target_ = resolved;
+    }
+  } else if (errno != ENOENT) {
+    throw OutputError(err("write", path, errno));
+  } else {
+    struct stat lst;
+    if (::lstat(path.c_str(), &lst) == 0 && S_ISLNK(lst.st_mode)) {
+      throw OutputError("cannot write '" + path + "': a symlink to a missing file");
+    }
+  }
+  if (fd_ < 0) {
+    std::string tmpl = target_ + ".tmp.XXXXXX";
+    fd_ = ::mkostemp(tmpl.data(), O_CLOEXEC);
+    if (fd_ < 0) throw OutputError(err("write", path, errno));
+    temp_ = tmpl;
+    register_pending(temp_);
+    // mkostemp creates 0600; give the file the mode a plain open would.
+    mode_t mode;
+    if (::stat(target_.c_str(), &st) == 0) {
+      mode = st.st_mode & 07777;
+    } else {
+      const mode_t mask = ::umask(0);
+      ::umask(mask);
+      mode = 0666 & ~mask;
+    }
+    ::fchmod(fd_, mode);
+  }
+  buf_ = std::make_unique<Buf>(fd_);
+  os_ = std::make_unique<std::ostream>(buf_.get());
+}
+
+OutputFile::~OutputFile() {
+  os_.reset();
+  buf_.reset();
+  if (fd_ >= 0) ::close(fd_);
+  if (!committed_ && !temp_.empty()) {
+    ::unlink(temp_.c_str());
+    unregister_pending(temp_);
+  }
+}
+
+std::ostream& OutputFile::stream() { return *os_; }
+
+void OutputFile::commit() {
+  if (committed_) return;
+  if (!buf_->flush_all() || os_->bad()) {
+    throw OutputError(err("write", path_, buf_->error() ? buf_->error() : EIO));
+  }
+  if (!temp_.empty() && ::fsync(fd_) != 0 && errno != EINVAL) {
+    throw OutputError(err("write", path_, errno));
+  }
+  const int fd = fd_;
+  fd_ = -1;
+  if (::close(fd) != 0) throw OutputError(err("write", path_, errno));
+  if (!temp_.empty()) {
+    if (::rename(temp_.c_str(), target_.c_str()) != 0) {
+      throw OutputError(err("rename into", path_, errno));
+    }
+    unregister_pending(temp_);
+  }
+  committed_ = true;
+}
+
+void write_output_file(const std::string& path, const std::string& text) {
+  OutputFile f(path);
+  f.stream().write(text.data(), std::streamsize(text.size()));
+  f.commit();
+}
+
+void remove_pending_outputs() noexcept {
+  for (int i = 0; i < kMaxPending; ++i) {
+    if (g_used[i].load()) ::unlink(g_pending[i]);
+  }
+}
+
+}  // namespace kb

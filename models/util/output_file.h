@@ -1,0 +1,63 @@
+// Output files that never destroy anything and never lie (issue 11).
+//
+// A regular file (or a new name) is written to a temporary file in the same
+// folder and renamed into place by commit(), so an interrupted or failed run
+// leaves no half-written file under the final name. A symlink is written
+// through: its target is the file replaced. A character device or FIFO
+// (/dev/null, /dev/stdout, a pipe) is written directly, never renamed onto.
+// A directory or any other kind of file is refused. Every write, the flush
+// and the close are checked: a failure (a full disk) is an OutputError
+// naming the path and the OS error.
+#pragma once
+
+#include <memory>
+#include <ostream>
+#include <stdexcept>
+#include <string>
+
+namespace kb {
+
+struct OutputError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+class OutputFile {
+ public:
+  // Opens the temporary file (or the device). Throws OutputError.
+  explicit OutputFile(const std::string& path);
+  // Without commit(): the temporary file is removed, the final name untouched.
+  ~OutputFile();
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+
+  // The stream to write to. Its errors are reported by commit().
+  std::ostream& stream();
+  // Flushes, checks every write, closes and renames into place. Throws
+  // OutputError("cannot write 'PATH': No space left on device").
+  void commit();
+
+  const std::string& path() const { return path_; }
+  // The temporary file's name ("" when writing a device directly): for
+  // writers that need a file name rather than a stream.
+  const std::string& temp_path() const { return temp_; }
+  bool committed() const { return committed_; }
+
+ private:
+  class Buf;
+  std::string path_;    // as the user gave it
+  std::string target_;  // the file finally replaced (symlinks resolved)
+  std::string temp_;
+  int fd_ = -1;
+  bool committed_ = false;
+  std::unique_ptr<Buf> buf_;
+  std::unique_ptr<std::ostream> os_;
+};
+
+// Writes `text` to `path` through an OutputFile. Throws OutputError.
+void write_output_file(const std::string& path, const std::string& text);
+
+// Async-signal-safe: unlinks every temporary file of an OutputFile not yet
+// committed or destroyed. Call it from a fatal-signal handler before _exit.
+void remove_pending_outputs() noexcept;
+
+}  // namespace kb
