@@ -61,13 +61,18 @@ size_t utf8_length(const unsigned char* p, size_t n) {
   return len;
 }
 
-// A JSON string: quotes, backslashes and control characters escaped, bytes
-// that are not UTF-8 replaced by U+FFFD (names come from kernels and files).
-void put_string(std::string& s, const char* str, size_t n) {
+// The inside of a JSON string: quotes, backslashes and control characters
+// escaped, bytes that are not UTF-8 replaced by U+FFFD (names come from
+// kernels and files).
+void put_string_body(std::string& s, const char* str, size_t n) {
   static const char kHex[] = "0123456789abcdef";
   const auto* p = reinterpret_cast<const unsigned char*>(str);
-  s += '"';
   for (size_t i = 0; i < n;) {
+    size_t run = i;  // plain ASCII, copied as is
+    while (run < n && p[run] >= 0x20 && p[run] < 0x80 && p[run] != '"' && p[run] != '\\') ++run;
+    s.append(str + i, run - i);
+    i = run;
+    if (i == n) break;
     const unsigned char c = p[i];
     if (c == '"' || c == '\\') {
       s += '\\';
@@ -89,11 +94,19 @@ void put_string(std::string& s, const char* str, size_t n) {
       ++i;
     }
   }
+}
+
+void put_string(std::string& s, const char* str, size_t n) {
+  s += '"';
+  put_string_body(s, str, n);
   s += '"';
 }
 
 void put_string(std::string& s, const std::string& str) { put_string(s, str.data(), str.size()); }
 void put_string(std::string& s, const char* str) { put_string(s, str, std::char_traits<char>::length(str)); }
+void put_string_body(std::string& s, const char* str) {
+  put_string_body(s, str, std::char_traits<char>::length(str));
+}
 
 // Appends `"key":` to s.
 void put_key(std::string& s, const char* key) {
@@ -179,9 +192,15 @@ void ChromeTrace::record(const OpRecord& r) {
   put_i64(buf_, tid);
   buf_ += ",\"cat\":";
   put_string(buf_, cat);
-  buf_ += ",\"name\":";
-  put_string(buf_, trace_slice_name(r));
-  buf_ += ",\"ts\":";
+  buf_ += ",\"name\":\"";  // trace_slice_name(r), without a temporary string
+  put_string_body(buf_, *r.cmd_type ? r.cmd_type : "?");
+  buf_ += ' ';
+  put_string_body(buf_, to_string(r.kind));
+  if (*r.op) {
+    buf_ += ' ';
+    put_string_body(buf_, r.op);
+  }
+  buf_ += "\",\"ts\":";
   put_double(buf_, ts);
   buf_ += ",\"dur\":";
   put_double(buf_, us(r.end_ps - r.start_ps));
