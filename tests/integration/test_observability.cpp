@@ -462,6 +462,22 @@ TEST(ObservabilityTrace, IsDeterministic) {
   EXPECT_TRUE(body(read_file(a.vcd)) == body(read_file(b.vcd))) << "VCDs differ";
 }
 
+// Names come from kernels and files: the trace stays valid JSON (and UTF-8)
+// whatever bytes they hold. Written straight to a stream, no simulation.
+TEST(ObservabilityTrace, NamesAreEscapedAndInvalidUtf8Replaced) {
+  std::ostringstream out;
+  kb::ChromeTrace t(out);
+  const std::string name = std::string("k\"q\\b\n\x01 \xff\xc3(") + "\xe2\x82\xac";  // ... then a valid euro sign
+  t.launch({name, 0, 1000});
+  t.finish();
+  nlohmann::json j;
+  ASSERT_NO_THROW(j = nlohmann::json::parse(out.str())) << out.str();  // rejects invalid UTF-8
+  std::string got;
+  for (const auto& e : j["traceEvents"])
+    if (e["ph"] == "X") got = e["name"];
+  EXPECT_EQ(got, "k\"q\\b\n\x01 \xef\xbf\xbd\xef\xbf\xbd(\xe2\x82\xac");
+}
+
 // The trace as the Chrome DevTools Performance panel reads it: loaded with
 // its trace engine (npm @paulirish/trace_engine, pinned in
 // tests/trace_consumer/), which counts parse errors, slices it drops as
