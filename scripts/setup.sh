@@ -4,8 +4,15 @@
 set -euo pipefail
 top="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
+# gtkwave: the VCD-consumer test (vcd2fst, fst2vcd).
 packages=(g++ make cmake pkg-config ccache libsystemc-dev libyaml-cpp-dev libgtest-dev
-          nlohmann-json3-dev libcli11-dev python3-matplotlib)
+          nlohmann-json3-dev libcli11-dev python3-matplotlib gtkwave)
+# Node.js and npm: the trace-consumer test (Chrome DevTools trace engine).
+# A machine that has both already keeps them (NodeSource's nodejs bundles
+# npm and conflicts with Debian's); otherwise Debian's.
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  packages+=(nodejs npm)
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -17,6 +24,15 @@ if [ ${#missing[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   "${sudo_cmd[@]}" apt-get update -q >&2
   "${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
+fi
+
+# The trace consumer's npm packages, as pinned by its package-lock.json:
+# installed when missing or older than the lock file.
+consumer="$top/tests/trace_consumer"
+if [ ! -f "$consumer/node_modules/.package-lock.json" ] ||
+   [ "$consumer/package-lock.json" -nt "$consumer/node_modules/.package-lock.json" ]; then
+  echo "setup: npm ci in tests/trace_consumer" >&2
+  (cd "$consumer" && npm ci --no-audit --no-fund >&2)
 fi
 
 build="$top/build"

@@ -21,6 +21,7 @@
 #include "models/trace/chrome_trace.h"
 #include "models/trace/counter_probe.h"
 #include "models/trace/vcd_trace.h"
+#include "models/util/output_file.h"
 #include "tb/command_stream.h"
 
 namespace kb {
@@ -54,6 +55,9 @@ RunResult run_in_process(const RunSpec& spec) {
   RunResult r;
   // Declared before pe so that it outlives it: PE_CPU calls it until the end.
   std::unique_ptr<StreamRecorder> recorder;
+  // The trace is written as the run goes (to a temporary file until commit).
+  std::unique_ptr<OutputFile> trace_file;
+  std::unique_ptr<ChromeTrace> trace;
   std::unique_ptr<Pe> pe;
   // Observers of pe's signals, destroyed before it.
   std::unique_ptr<CounterProbe> occupancy;
@@ -65,20 +69,26 @@ RunResult run_in_process(const RunSpec& spec) {
   sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
   try {
     pe = std::make_unique<Pe>("pe", spec.config);
-    // The records stay in memory only for the trace or the caller;
-    // otherwise they are streamed (op log file, summary) or just counted.
-    const bool need_records = spec.keep_records || !spec.trace_path.empty();
-    pe->op_log().configure(need_records, spec.oplog_path);
+    // The records stay in memory only for the caller; otherwise they are
+    // streamed (op log file, trace, summary) or just counted.
+    pe->op_log().configure(spec.keep_records, spec.oplog_path);
+    if (!spec.trace_path.empty()) {
+      trace_file = std::make_unique<OutputFile>(spec.trace_path);
+      trace = std::make_unique<ChromeTrace>(trace_file->stream());
+      pe->op_log().set_trace(trace.get());
+    }
     if (spec.summary) {
       stats = std::make_unique<StreamingStats>(uint32_t(spec.config.scheduler.queue_depth));
       pe->op_log().set_stats(stats.get());
     }
     if (!spec.trace_path.empty() || spec.keep_records) {
-      occupancy = std::make_unique<CounterProbe>("occupancy_probe", pe->pe_scheduler.occupancy_signal);
+      occupancy = std::make_unique<CounterProbe>(
+          "occupancy_probe", pe->pe_scheduler.occupancy_signal, spec.keep_records,
+          trace ? CounterProbe::Sink([t = trace.get()](const CounterSample& s) { t->counter(s); })
+                : CounterProbe::Sink());
     }
     // Trace signals cost a process activation per change: only when observed.
     pe->enable_signals(occupancy != nullptr || !spec.vcd_path.empty());
-    check_writable(spec.trace_path, "trace");
     check_writable(spec.stats_path, "statistics");
     if (!spec.vcd_path.empty()) vcd = std::make_unique<PeVcdTrace>(*pe, spec.vcd_path);
     if (!spec.record_path.empty()) {
@@ -91,6 +101,7 @@ RunResult run_in_process(const RunSpec& spec) {
     r.sim_wall_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
     r.end_ps = sc_core::sc_time_stamp().value();  // before vcd->close(), which may advance 1 ps
+    if (occupancy) occupancy->flush();
     if (recorder) recorder->close();  // also after a failed kernel: its stream so far
     if (vcd) vcd->close();
   } catch (const std::exception& e) {
@@ -125,10 +136,10 @@ RunResult run_in_process(const RunSpec& spec) {
   }
   // Written after a failed kernel too: what happened up to the failure.
   try {
-    if (!spec.trace_path.empty()) {
-      std::vector<TraceSpan> spans;
-      for (const LaunchResult& l : r.launches) spans.push_back({l.kernel, l.start_ps, l.end_ps});
-      write_chrome_trace(spec.trace_path, records, occupancy->samples(), spans);
+    if (trace) {
+      for (const LaunchResult& l : r.launches) trace->launch({l.kernel, l.start_ps, l.end_ps});
+      trace->finish();
+      trace_file->commit();
     }
     if (!spec.stats_path.empty()) write_stats_file(spec.stats_path, r.stats, spec.config);
   } catch (const std::exception& e) {

@@ -202,6 +202,7 @@ void PeScheduler::complete_command(InFlight& f) {
   inflight_.erase(std::find(inflight_.begin(), inflight_.end(), &f));
   if (StreamingStats* st = log_.stats()) st->occupancy(now_ps(), uint32_t(inflight_.size()));
   scoreboard_.remove(f.id);
+  log_.command_done(f.id);
   signal_change();
   if (blocked_writers_) slot_freed_.notify(sc_core::SC_ZERO_TIME);
   if (pending_write_) accept_event_.notify(sc_core::SC_ZERO_TIME);

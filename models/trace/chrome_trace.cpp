@@ -1,8 +1,8 @@
 #include "models/trace/chrome_trace.h"
 
 #include <algorithm>
-#include <fstream>
-#include <map>
+#include <charconv>
+#include <cmath>
 #include <stdexcept>
 
 namespace kb {
@@ -10,39 +10,109 @@ namespace kb {
 namespace {
 
 // Trace Event Format times are microseconds; ours are integer picoseconds.
+// The division is correctly rounded: the double nearest the exact value.
 double us(uint64_t ps) { return double(ps) / 1e6; }
 
 const char* category(const OpRecord& r) {
   switch (r.kind) {
-    case RecordKind::kDispatch:
-    case RecordKind::kCpuCycles: return "dispatch";
     case RecordKind::kStall: return "stall";
-    default: return "stage";
+    case RecordKind::kCpuCycles: return "cpu_cycles";
+    default: return "cmd";  // must equal the flows' category (flows bind by it)
   }
 }
 
-nlohmann::json metadata(const char* what, int tid, const nlohmann::json& args) {
-  nlohmann::json e = {{"ph", "M"}, {"pid", kTracePid}, {"name", what}, {"args", args}};
-  if (tid >= 0) e["tid"] = tid;
-  return e;
+void put_u64(std::string& s, uint64_t v) {
+  char b[24];
+  s.append(b, size_t(std::to_chars(b, b + sizeof b, v).ptr - b));
 }
 
-nlohmann::json record_args(const OpRecord& r) {
-  nlohmann::json a = {{"cmd_id", r.cmd_id},
-                      {"cmd_type", r.cmd_type},
-                      {"kind", to_string(r.kind)},
-                      {"tile", r.tile},
-                      {"bytes", r.bytes},
-                      {"start_ps", r.start_ps},
-                      {"end_ps", r.end_ps}};
-  if (*r.op) a["op"] = r.op;
-  if (r.elements) a["elements"] = r.elements;
-  if (r.kind == RecordKind::kDispatch || r.kind == RecordKind::kCpuCycles) {
-    a["logical_bytes"] = r.logical_bytes;
-    a["dispatch_cycles_exact"] = r.dispatch_cycles_exact;
-    a["dispatch_cycles_charged"] = r.dispatch_cycles_charged;
+void put_i64(std::string& s, int64_t v) {
+  char b[24];
+  s.append(b, size_t(std::to_chars(b, b + sizeof b, v).ptr - b));
+}
+
+// The shortest decimal that reads back as `v` (fixed notation), so that a
+// reader gets exactly the double this writer computed with.
+void put_double(std::string& s, double v) {
+  char b[400];
+  s.append(b, size_t(std::to_chars(b, b + sizeof b, v, std::chars_format::fixed).ptr - b));
+}
+
+// The length of the well-formed UTF-8 sequence at p (at most n bytes), or 0.
+size_t utf8_length(const unsigned char* p, size_t n) {
+  const unsigned char c = p[0];
+  size_t len;
+  unsigned char lo = 0x80, hi = 0xBF;  // the second byte's range
+  if (c >= 0xC2 && c <= 0xDF) len = 2;
+  else if (c >= 0xE0 && c <= 0xEF) {
+    len = 3;
+    if (c == 0xE0) lo = 0xA0;
+    if (c == 0xED) hi = 0x9F;  // no surrogates
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    len = 4;
+    if (c == 0xF0) lo = 0x90;
+    if (c == 0xF4) hi = 0x8F;
+  } else {
+    return 0;
   }
-  return a;
+  if (n < len || p[1] < lo || p[1] > hi) return 0;
+  for (size_t i = 2; i < len; ++i)
+    if (p[i] < 0x80 || p[i] > 0xBF) return 0;
+  return len;
+}
+
+// The inside of a JSON string: quotes, backslashes and control characters
+// escaped, bytes that are not UTF-8 replaced by U+FFFD (names come from
+// kernels and files).
+void put_string_body(std::string& s, const char* str, size_t n) {
+  static const char kHex[] = "0123456789abcdef";
+  const auto* p = reinterpret_cast<const unsigned char*>(str);
+  for (size_t i = 0; i < n;) {
+    size_t run = i;  // plain ASCII, copied as is
+    while (run < n && p[run] >= 0x20 && p[run] < 0x80 && p[run] != '"' && p[run] != '\\') ++run;
+    s.append(str + i, run - i);
+    i = run;
+    if (i == n) break;
+    const unsigned char c = p[i];
+    if (c == '"' || c == '\\') {
+      s += '\\';
+      s += char(c);
+      ++i;
+    } else if (c < 0x20) {
+      s += "\\u00";
+      s += kHex[c >> 4];
+      s += kHex[c & 15];
+      ++i;
+    } else if (c < 0x80) {
+      s += char(c);
+      ++i;
+    } else if (const size_t len = utf8_length(p + i, n - i)) {
+      s.append(str + i, len);
+      i += len;
+    } else {
+      s += "\\ufffd";
+      ++i;
+    }
+  }
+}
+
+void put_string(std::string& s, const char* str, size_t n) {
+  s += '"';
+  put_string_body(s, str, n);
+  s += '"';
+}
+
+void put_string(std::string& s, const std::string& str) { put_string(s, str.data(), str.size()); }
+void put_string(std::string& s, const char* str) { put_string(s, str, std::char_traits<char>::length(str)); }
+void put_string_body(std::string& s, const char* str) {
+  put_string_body(s, str, std::char_traits<char>::length(str));
+}
+
+// Appends `"key":` to s.
+void put_key(std::string& s, const char* key) {
+  s += '"';
+  s += key;
+  s += "\":";
 }
 
 }  // namespace
@@ -58,93 +128,196 @@ std::string trace_slice_name(const OpRecord& r) {
   return s;
 }
 
-nlohmann::json chrome_trace_json(const std::vector<OpRecord>& records,
-                                 const std::vector<CounterSample>& occupancy,
-                                 const std::vector<TraceSpan>& launches) {
-  nlohmann::json events = nlohmann::json::array();
-  events.push_back(metadata("process_name", -1, {{"name", "pe"}}));
-  events.push_back(metadata("thread_name", kLaunchTid, {{"name", "launches"}}));
-  events.push_back(metadata("thread_sort_index", kLaunchTid, {{"sort_index", 0}}));
+ChromeTrace::ChromeTrace(std::ostream& out) : out_(out) {
+  buf_.reserve(1 << 17);
+  buf_ +=
+      "{\"otherData\":{\"generator\":\"kernbench-sc\",\"time_unit\":\"ts and dur in microseconds; "
+      "args.start_ps / end_ps exact picoseconds\"},\n\"traceEvents\":[";
+  auto metadata = [this](const char* what, int tid, const char* key, const std::string& name, int sort) {
+    begin_event();
+    buf_ += "{\"ph\":\"M\",\"pid\":";
+    put_i64(buf_, kTracePid);
+    if (tid >= 0) {
+      buf_ += ",\"tid\":";
+      put_i64(buf_, tid);
+    }
+    buf_ += ",\"name\":";
+    put_string(buf_, what);
+    buf_ += ",\"args\":{";
+    put_key(buf_, key);
+    if (sort >= 0) put_i64(buf_, sort);
+    else put_string(buf_, name);
+    buf_ += "}}";
+  };
+  metadata("process_name", -1, "name", "pe", -1);
+  metadata("thread_name", kLaunchTid, "name", "launches", -1);
+  metadata("thread_sort_index", kLaunchTid, "sort_index", "", 0);
   for (int c = 0; c < kNumComponents; ++c) {
     if (Component(c) == Component::kPeScheduler) continue;  // a counter, not a thread
-    events.push_back(metadata("thread_name", trace_tid(Component(c)), {{"name", to_string(Component(c))}}));
-    events.push_back(metadata("thread_sort_index", trace_tid(Component(c)), {{"sort_index", c + 1}}));
+    metadata("thread_name", trace_tid(Component(c)), "name", to_string(Component(c)), -1);
+    metadata("thread_sort_index", trace_tid(Component(c)), "sort_index", "", c + 1);
   }
-
-  for (const TraceSpan& l : launches) {
-    events.push_back({{"ph", "X"},
-                      {"pid", kTracePid},
-                      {"tid", kLaunchTid},
-                      {"cat", "launch"},
-                      {"name", l.name},
-                      {"ts", us(l.start_ps)},
-                      {"dur", us(l.end_ps - l.start_ps)},
-                      {"args", {{"start_ps", l.start_ps}, {"end_ps", l.end_ps}}}});
-  }
-
-  for (const OpRecord& r : records) {
-    nlohmann::json e = {{"ph", "X"},
-                        {"pid", kTracePid},
-                        {"tid", trace_tid(r.component)},
-                        {"cat", category(r)},
-                        {"name", trace_slice_name(r)},
-                        {"ts", us(r.start_ps)},
-                        {"dur", us(r.end_ps - r.start_ps)},
-                        {"args", record_args(r)}};
-    if (r.kind == RecordKind::kStall) e["cname"] = "terrible";  // chrome://tracing colour
-    events.push_back(std::move(e));
-  }
-
-  // Flows: per command, its DISPATCH then its engine stages in start order.
-  // Each flow point sits mid-slice and binds to the enclosing slice, so it
-  // attaches to the right slice in both viewers.
-  std::map<uint64_t, std::vector<const OpRecord*>> by_cmd;
-  for (const OpRecord& r : records) {
-    if (r.cmd_id == 0 || r.kind == RecordKind::kStall || r.end_ps == r.start_ps) continue;
-    by_cmd[r.cmd_id].push_back(&r);
-  }
-  for (auto& [id, recs] : by_cmd) {
-    if (recs.size() < 2) continue;
-    std::stable_sort(recs.begin(), recs.end(), [](const OpRecord* a, const OpRecord* b) {
-      return a->start_ps != b->start_ps ? a->start_ps < b->start_ps
-                                        : (a->component == Component::kPeCpu) > (b->component == Component::kPeCpu);
-    });
-    for (size_t i = 0; i < recs.size(); ++i) {
-      const OpRecord& r = *recs[i];
-      const char* ph = i == 0 ? "s" : i + 1 == recs.size() ? "f" : "t";
-      events.push_back({{"ph", ph},
-                        {"pid", kTracePid},
-                        {"tid", trace_tid(r.component)},
-                        {"cat", "cmd"},
-                        {"name", "cmd " + std::to_string(id)},
-                        {"id", id},
-                        {"bp", "e"},
-                        {"ts", us(r.start_ps + (r.end_ps - r.start_ps) / 2)}});
-    }
-  }
-
-  for (const CounterSample& s : occupancy) {
-    events.push_back({{"ph", "C"},
-                      {"pid", kTracePid},
-                      {"name", "pe_scheduler"},
-                      {"ts", us(s.time_ps)},
-                      {"args", {{"queue_occupancy", s.value}}}});
-  }
-
-  return {{"traceEvents", std::move(events)},
-          {"displayTimeUnit", "ns"},
-          {"otherData",
-           {{"generator", "kernbench-sc"},
-            {"time_unit", "ts and dur in microseconds; args.start_ps / end_ps exact picoseconds"}}}};
 }
 
-void write_chrome_trace(const std::string& path, const std::vector<OpRecord>& records,
-                        const std::vector<CounterSample>& occupancy,
-                        const std::vector<TraceSpan>& launches) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw std::runtime_error("cannot write trace '" + path + "'");
-  out << chrome_trace_json(records, occupancy, launches).dump() << "\n";
-  if (!out) throw std::runtime_error("cannot write trace '" + path + "'");
+void ChromeTrace::begin_event() {
+  if (finished_) throw std::logic_error("ChromeTrace: event after finish()");
+  buf_ += first_event_ ? "\n" : ",\n";
+  first_event_ = false;
+}
+
+void ChromeTrace::flush_if_full() {
+  if (buf_.size() < (1 << 16)) return;
+  out_.write(buf_.data(), std::streamsize(buf_.size()));
+  buf_.clear();
+}
+
+double ChromeTrace::slice_ts(int tid, uint64_t start_ps, uint64_t end_ps) {
+  TrackEnd& last = track_end_[tid];
+  double ts = us(start_ps);
+  // Only after the previous slice: an overlap in picoseconds stays one.
+  if (start_ps >= last.ps) ts = std::max(ts, last.us);
+  last.ps = end_ps;
+  last.us = ts + us(end_ps - start_ps);  // as a reader computes the end
+  return ts;
+}
+
+void ChromeTrace::record(const OpRecord& r) {
+  const int tid = trace_tid(r.component);
+  const double ts = slice_ts(tid, r.start_ps, r.end_ps);
+  const char* cat = category(r);
+  begin_event();
+  buf_ += "{\"ph\":\"X\",\"pid\":";
+  put_i64(buf_, kTracePid);
+  buf_ += ",\"tid\":";
+  put_i64(buf_, tid);
+  buf_ += ",\"cat\":";
+  put_string(buf_, cat);
+  buf_ += ",\"name\":\"";  // trace_slice_name(r), without a temporary string
+  put_string_body(buf_, *r.cmd_type ? r.cmd_type : "?");
+  buf_ += ' ';
+  put_string_body(buf_, to_string(r.kind));
+  if (*r.op) {
+    buf_ += ' ';
+    put_string_body(buf_, r.op);
+  }
+  buf_ += "\",\"ts\":";
+  put_double(buf_, ts);
+  buf_ += ",\"dur\":";
+  put_double(buf_, us(r.end_ps - r.start_ps));
+  if (r.kind == RecordKind::kStall) buf_ += ",\"cname\":\"terrible\"";  // chrome://tracing colour
+  buf_ += ",\"args\":{\"cmd_id\":";
+  put_u64(buf_, r.cmd_id);
+  buf_ += ",\"cmd_type\":";
+  put_string(buf_, r.cmd_type);
+  buf_ += ",\"kind\":";
+  put_string(buf_, to_string(r.kind));
+  buf_ += ",\"tile\":";
+  put_i64(buf_, r.tile);
+  buf_ += ",\"bytes\":";
+  put_u64(buf_, r.bytes);
+  buf_ += ",\"start_ps\":";
+  put_u64(buf_, r.start_ps);
+  buf_ += ",\"end_ps\":";
+  put_u64(buf_, r.end_ps);
+  if (*r.op) {
+    buf_ += ",\"op\":";
+    put_string(buf_, r.op);
+  }
+  if (r.elements) {
+    buf_ += ",\"elements\":";
+    put_u64(buf_, r.elements);
+  }
+  if (r.kind == RecordKind::kDispatch || r.kind == RecordKind::kCpuCycles) {
+    buf_ += ",\"logical_bytes\":";
+    put_u64(buf_, r.logical_bytes);
+    buf_ += ",\"dispatch_cycles_exact\":";
+    if (std::isfinite(r.dispatch_cycles_exact)) {  // shortest round-trip, as the op log
+      char b[32];
+      buf_.append(b, size_t(std::to_chars(b, b + sizeof b, r.dispatch_cycles_exact).ptr - b));
+    } else {
+      buf_ += "null";
+    }
+    buf_ += ",\"dispatch_cycles_charged\":";
+    put_u64(buf_, r.dispatch_cycles_charged);
+  }
+  buf_ += "}}";
+
+  // Flows link a command's DISPATCH to each of its stages. The DevTools
+  // engine binds a flow event to the slice with its ts, pid, tid and cat,
+  // and keeps one slice per ts in a flow: so one flow per (DISPATCH, stage)
+  // pair, whose two ts differ (the stage starts after the dispatch ends).
+  // Zero-length slices are left out: they can share a ts with a neighbour.
+  if (r.cmd_id != 0 && r.end_ps > r.start_ps) {
+    if (r.kind == RecordKind::kDispatch) {
+      dispatch_ts_[r.cmd_id] = ts;
+    } else if (r.kind != RecordKind::kStall && r.kind != RecordKind::kCpuCycles) {
+      const auto it = dispatch_ts_.find(r.cmd_id);
+      if (it != dispatch_ts_.end()) {
+        const uint64_t id = next_flow_id_++;
+        auto flow_point = [&](const char* ph, int point_tid, double point_ts) {
+          begin_event();
+          buf_ += "{\"ph\":\"";
+          buf_ += ph;
+          buf_ += "\",\"pid\":";
+          put_i64(buf_, kTracePid);
+          buf_ += ",\"tid\":";
+          put_i64(buf_, point_tid);
+          buf_ += ",\"cat\":\"cmd\",\"name\":\"cmd ";
+          put_u64(buf_, r.cmd_id);
+          buf_ += "\",\"id\":";
+          put_u64(buf_, id);
+          buf_ += ",\"bp\":\"e\",\"ts\":";
+          put_double(buf_, point_ts);
+          buf_ += '}';
+        };
+        flow_point("s", trace_tid(Component::kPeCpu), it->second);
+        flow_point("f", tid, ts);
+      }
+    }
+  }
+  flush_if_full();
+}
+
+void ChromeTrace::counter(const CounterSample& s) {
+  begin_event();
+  buf_ += "{\"ph\":\"C\",\"pid\":";
+  put_i64(buf_, kTracePid);
+  buf_ += ",\"name\":\"pe_scheduler\",\"ts\":";
+  put_double(buf_, us(s.time_ps));
+  buf_ += ",\"args\":{\"queue_occupancy\":";
+  put_u64(buf_, s.value);
+  buf_ += "}}";
+  flush_if_full();
+}
+
+void ChromeTrace::launch(const TraceSpan& l) {
+  const double ts = slice_ts(kLaunchTid, l.start_ps, l.end_ps);
+  begin_event();
+  buf_ += "{\"ph\":\"X\",\"pid\":";
+  put_i64(buf_, kTracePid);
+  buf_ += ",\"tid\":";
+  put_i64(buf_, kLaunchTid);
+  buf_ += ",\"cat\":\"launch\",\"name\":";
+  put_string(buf_, l.name);
+  buf_ += ",\"ts\":";
+  put_double(buf_, ts);
+  buf_ += ",\"dur\":";
+  put_double(buf_, us(l.end_ps - l.start_ps));
+  buf_ += ",\"args\":{\"start_ps\":";
+  put_u64(buf_, l.start_ps);
+  buf_ += ",\"end_ps\":";
+  put_u64(buf_, l.end_ps);
+  buf_ += "}}";
+  flush_if_full();
+}
+
+void ChromeTrace::finish() {
+  if (finished_) return;
+  buf_ += "\n]}\n";
+  finished_ = true;
+  out_.write(buf_.data(), std::streamsize(buf_.size()));
+  buf_.clear();
+  out_.flush();
 }
 
 }  // namespace kb

@@ -1,5 +1,5 @@
-// The op log as a Chrome / Perfetto trace (the JSON "Trace Event Format"):
-// opens in ui.perfetto.dev and chrome://tracing.
+// The op log as a Chrome / Perfetto trace (the JSON "Trace Event Format"),
+// written to a stream as the run goes: memory does not grow with the run.
 //
 // - One process "pe" (pid 1) and one thread track per component: pe_cpu,
 //   pe_dma, pe_gemm, pe_math, pe_tcm, plus "launches" (one slice per kernel
@@ -8,22 +8,30 @@
 // - Every op-log record is one complete event ("ph":"X") on its component's
 //   track, named "<cmd_type> <kind>" plus the math op ("MathCmd MATH exp",
 //   "CompositeCmd DMA_READ", "GemmCmd DISPATCH", "DmaReadCmd STALL",
-//   "CpuOverheadCmd CPU_CYCLES"); cat "dispatch" (DISPATCH, CPU_CYCLES),
-//   "stall" or "stage". ts / dur are microseconds (ps / 1e6); args carry
-//   every op-log field, with the exact start_ps / end_ps.
+//   "CpuOverheadCmd CPU_CYCLES"); cat "cmd" (a command's DISPATCH and its
+//   engine stages), "stall" or "cpu_cycles". args carry every op-log field,
+//   with the exact start_ps / end_ps.
+// - Times: ts and dur are microseconds (the format's unit), written as the
+//   shortest decimals that read back as the intended doubles. dur is
+//   (end_ps - start_ps) / 1e6, exactly. ts is start_ps / 1e6, except where a
+//   reader's floating-point ts + dur of the previous slice on the track lands
+//   past it (back to back: 0.085 + 0.06 = 0.14500000000000002 > 0.145): then
+//   ts is that sum (about 1e-18 s later), so slices never overlap once parsed.
+//   No "displayTimeUnit": Perfetto would read every ts as nanoseconds.
 // - pe_scheduler's queue occupancy is a counter ("ph":"C", name
 //   "pe_scheduler", series "queue_occupancy"), one event per change.
-// - The records of one command (its DISPATCH and every engine stage, e.g. a
-//   composite's tile plan) are linked by flow events ("ph":"s"/"t"/"f",
-//   id = cmd_id, cat "cmd", name "cmd <id>") and share args.cmd_id.
+// - Flows: one flow from a command's DISPATCH slice to each of its engine
+//   stages ("ph":"s" on the DISPATCH, "ph":"f" with "bp":"e" on the stage;
+//   cat "cmd", name "cmd <cmd_id>", id counting the flows). Each flow event
+//   has the ts, pid, tid and cat of the slice it binds to, as the Chrome
+//   DevTools trace engine binds flows. Zero-length slices are not linked.
 // Deterministic: the same inputs give the same bytes.
 #pragma once
 
 #include <cstdint>
+#include <ostream>
 #include <string>
-#include <vector>
-
-#include <nlohmann/json.hpp>
+#include <unordered_map>
 
 #include "models/trace/counter_probe.h"
 #include "models/trace/op_log.h"
@@ -42,12 +50,45 @@ inline int trace_tid(Component c) { return int(c) + 1; }
 // The trace's slice name of a record: "<cmd_type> <kind>[ <op>]".
 std::string trace_slice_name(const OpRecord& r);
 
-nlohmann::json chrome_trace_json(const std::vector<OpRecord>& records,
-                                 const std::vector<CounterSample>& occupancy,
-                                 const std::vector<TraceSpan>& launches);
-// Writes chrome_trace_json() to `path`; throws std::runtime_error on failure.
-void write_chrome_trace(const std::string& path, const std::vector<OpRecord>& records,
-                        const std::vector<CounterSample>& occupancy,
-                        const std::vector<TraceSpan>& launches);
+class ChromeTrace {
+ public:
+  // Writes the opening of the file and the track names to `out`. Write
+  // errors are the stream's (OutputFile reports them at commit()).
+  explicit ChromeTrace(std::ostream& out);
+  ChromeTrace(const ChromeTrace&) = delete;
+  ChromeTrace& operator=(const ChromeTrace&) = delete;
+
+  // An op-log record, as it completes: its slice, and for an engine stage
+  // the flow from its command's DISPATCH.
+  void record(const OpRecord& r);
+  // The command completed: no more stages will link to its DISPATCH.
+  void command_done(uint64_t cmd_id) { dispatch_ts_.erase(cmd_id); }
+  void counter(const CounterSample& s);  // queue occupancy
+  void launch(const TraceSpan& l);       // launches in order, at the end
+  // Closes the JSON document. Nothing may be added after.
+  void finish();
+
+  uint64_t flows() const { return next_flow_id_ - 1; }
+
+ private:
+  // The ts to write for a slice [start_ps, end_ps) on track `tid`.
+  double slice_ts(int tid, uint64_t start_ps, uint64_t end_ps);
+  void begin_event();
+  void flush_if_full();
+
+  std::ostream& out_;
+  std::string buf_;  // events not yet handed to out_
+  bool first_event_ = true;
+  bool finished_ = false;
+  // Per track: where its last slice ended, exactly and as a reader sums it.
+  struct TrackEnd {
+    uint64_t ps = 0;
+    double us = 0;
+  };
+  TrackEnd track_end_[kLaunchTid + 1];
+  // ts of the DISPATCH slice of every command accepted but not completed.
+  std::unordered_map<uint64_t, double> dispatch_ts_;
+  uint64_t next_flow_id_ = 1;
+};
 
 }  // namespace kb

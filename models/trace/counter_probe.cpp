@@ -5,23 +5,39 @@
 namespace kb {
 
 CounterProbe::CounterProbe(sc_core::sc_module_name name,
-                           const sc_core::sc_signal_in_if<uint32_t>& signal)
-    : sc_module(name), signal_(signal) {
-  samples_.push_back({0, signal.read()});
+                           const sc_core::sc_signal_in_if<uint32_t>& signal, bool keep, Sink sink)
+    : sc_module(name), signal_(signal), keep_(keep), sink_(std::move(sink)) {
+  pending_ = {0, signal.read()};
   SC_HAS_PROCESS(CounterProbe);
   SC_METHOD(sample);
   sensitive << signal.value_changed_event();
   dont_initialize();
 }
 
+void CounterProbe::commit(const CounterSample& s) {
+  last_ = s;
+  has_last_ = true;
+  if (keep_) samples_.push_back(s);
+  if (sink_) sink_(s);
+}
+
 void CounterProbe::sample() {
   const CounterSample s{sc_core::sc_time_stamp().value(), signal_.read()};
-  if (samples_.back().time_ps == s.time_ps) {
-    samples_.back().value = s.value;  // a later delta cycle of the same time step
-    if (samples_.size() >= 2 && samples_[samples_.size() - 2].value == s.value) samples_.pop_back();
+  if (has_pending_ && pending_.time_ps == s.time_ps) {
+    // A later delta cycle of the same time step; back to the last final
+    // value means no change at all.
+    pending_.value = s.value;
+    if (has_last_ && last_.value == s.value) has_pending_ = false;
     return;
   }
-  if (samples_.back().value != s.value) samples_.push_back(s);
+  if (has_pending_) commit(pending_);  // time has moved on: it is final
+  has_pending_ = !has_last_ || last_.value != s.value;
+  pending_ = s;
+}
+
+void CounterProbe::flush() {
+  if (has_pending_) commit(pending_);
+  has_pending_ = false;
 }
 
 uint32_t counter_value_at(const std::vector<CounterSample>& samples, uint64_t time_ps) {

@@ -1,5 +1,6 @@
 #include "models/trace/op_log.h"
 
+#include "models/trace/chrome_trace.h"
 #include "models/trace/stats.h"
 
 #include <charconv>
@@ -79,8 +80,11 @@ void OpLog::add(const OpRecord& r) {
   account(r.component, r.kind, r.start_ps, r.end_ps);
   if (stats_) stats_->add(r);
   if (keep_) records_.push_back(r);
+  if (trace_) trace_->record(r);
   if (csv_) std::fprintf(csv_, "%s\n", op_log_csv_row(r).c_str());
 }
+
+void OpLog::trace_command_done(uint64_t id) { trace_->command_done(id); }
 
 void OpLog::begin_launch() {
   for (uint64_t& b : launch_busy_ps_) b = 0;

@@ -49,6 +49,7 @@ const char* op_log_csv_header();
 std::string op_log_csv_row(const OpRecord& r);
 
 class StreamingStats;  // stats.h
+class ChromeTrace;     // chrome_trace.h
 
 class OpLog {
  public:
@@ -58,11 +59,17 @@ class OpLog {
   void add(const OpRecord& r);
   // Whether records are kept or streamed; when not, producers call
   // account() instead of building a record (the per-command fast path).
-  bool wants_records() const { return keep_ || csv_ || stats_; }
+  bool wants_records() const { return keep_ || csv_ || stats_ || trace_; }
   // Statistics computed as records complete; PE_CPU and PE_SCHEDULER also
   // report their busy state and queue occupancy to it. Null: none.
   void set_stats(StreamingStats* s) { stats_ = s; }
   StreamingStats* stats() const { return stats_; }
+  // The Chrome trace, written as records are added. Null: none.
+  void set_trace(ChromeTrace* t) { trace_ = t; }
+  // PE_SCHEDULER: command `id` completed (the trace links no more to it).
+  void command_done(uint64_t id) {
+    if (trace_) trace_command_done(id);
+  }
   void account(Component c, RecordKind kind, uint64_t start_ps, uint64_t end_ps) {
     // PE_CPU is busy while dispatching or spending tl.cycles, not while stalled.
     if (kind != RecordKind::kStall) {
@@ -87,6 +94,8 @@ class OpLog {
   bool keep_ = true;
   std::FILE* csv_ = nullptr;
   StreamingStats* stats_ = nullptr;
+  ChromeTrace* trace_ = nullptr;
+  void trace_command_done(uint64_t id);
   std::vector<OpRecord> records_;
   uint64_t busy_ps_[kNumComponents] = {};
   uint64_t launch_busy_ps_[kNumComponents] = {};
