@@ -533,7 +533,9 @@ bool check_child(Child& c) {
   if (!c.reaped && wait_child(c, WNOHANG | WUNTRACED) && WIFSTOPPED(c.status) && still_stopped(c.pid)) {
     const int sig = WSTOPSIG(c.status);
     end_child(c);
-    c.error = "the run's process was stopped (" + std::string(strsignal(sig)) + "), so it was ended";
+    const char* name = sigabbrev_np(sig);
+    c.error = "the run's process was stopped by SIG" + std::string(name ? name : std::to_string(sig)) +
+              " and would never finish, so it was ended";
     return true;
   }
   return false;

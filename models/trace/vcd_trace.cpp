@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include <sysc/tracing/sc_tracing_ids.h>
+
 #include "models/pe/pe.h"
 #include "models/util/output_file.h"
 
@@ -41,6 +43,12 @@ void copy_into(const std::string& from, OutputFile& to) {
 }  // namespace
 
 void check_vcd_complete(const std::string& written, uint64_t end_ps, const std::string& path) {
+  struct stat empty {};
+  if (::stat(written.c_str(), &empty) == 0 && empty.st_size == 0) {
+    // SystemC writes nothing when the run stops (a kernel error) before
+    // its first time step.
+    throw OutputError("VCD '" + path + "' not written: the run stopped before its first time step");
+  }
   const std::string expected = "\n#" + std::to_string(end_ps) + "\n";
   std::string tail(expected.size(), '\0');
   const int fd = ::open(written.c_str(), O_RDONLY | O_CLOEXEC);
@@ -59,6 +67,9 @@ void check_vcd_complete(const std::string& written, uint64_t end_ps, const std::
 }
 
 PeVcdTrace::PeVcdTrace(Pe& pe, const std::string& path) {
+  // A run that stops before its first time step gets no VCD; close() says
+  // so in the run's error instead of SystemC's warning on stdout.
+  sc_core::sc_report_handler::set_actions(sc_core::SC_ID_TRACING_CLOSE_EMPTY_FILE_, sc_core::SC_DO_NOTHING);
   // sc_create_vcd_trace_file() appends ".vcd" to the name it is given, so the
   // temporary file's name ends in ".vcd" and SystemC is given it without.
   out_ = std::make_unique<OutputFile>(path, "VCD", ".vcd");
