@@ -388,7 +388,9 @@ int cmd_goldens(bool update, const std::string& dir, int jobs) {
   // --update: every golden file opened before the runs, and none replaced
   // unless every bench ran.
   std::vector<std::unique_ptr<kb::OutputFile>> files;
-  for (const kb::Bench& b : benches) files.push_back(update ? open_output(kb::golden_path(dir, b.name), "golden file") : nullptr);
+  for (const kb::Bench& b : benches) {
+    files.push_back(update ? open_output(kb::golden_path(dir, b.name), "golden file") : nullptr);
+  }
   const auto results = kb::run_many_isolated(specs, jobs);
   std::vector<nlohmann::json> actuals;
   int failed = 0;
