@@ -106,8 +106,7 @@ std::string extras_text(const Extras& extras) {
 
 // --- recorder
 
-StreamRecorder::StreamRecorder(const std::string& path) : path_(path), out_(path) {
-  if (!out_) throw std::runtime_error("cannot open command stream file '" + path + "' for writing");
+StreamRecorder::StreamRecorder(const std::string& path) : path_(path), file_(path, "command stream") {
   out_ << kHeader << "\n";
 }
 
@@ -181,11 +180,7 @@ void StreamRecorder::on_host_fill(Handle h, uint64_t seed, double lo, double hi)
        << " hi=" << float_text(hi) << "\n";
 }
 
-void StreamRecorder::close() {
-  if (!out_.is_open()) return;
-  out_.close();
-  if (!out_) throw std::runtime_error("cannot write command stream file '" + path_ + "'");
-}
+void StreamRecorder::close() { file_.commit(); }
 
 // --- loader
 

@@ -99,6 +99,7 @@
 #include <vector>
 
 #include "models/pe/pe_cpu.h"
+#include "models/util/output_file.h"
 
 namespace kb {
 
@@ -111,20 +112,21 @@ struct StreamError : std::runtime_error {
 // PeCpu::set_observer for the whole run, then close() it.
 class StreamRecorder : public CpuObserver {
  public:
-  explicit StreamRecorder(const std::string& path);  // throws std::runtime_error naming path
+  explicit StreamRecorder(const std::string& path);  // throws OutputError naming path
   void on_launch(const std::string& kernel) override;
   void on_tensor(const TensorDesc& d, const std::string& name) override;
   void on_command(const Command& cmd) override;
   void on_wait() override;
   void on_host_fill(Handle h, uint64_t seed, double lo, double hi) override;
-  // Flushes and closes; throws std::runtime_error naming the path if the
-  // file could not be written.
+  // Checks every write and moves the file into place (OutputFile); throws
+  // OutputError naming the path. Without it, nothing is written.
   void close();
 
  private:
   uint64_t id(Handle h) const;
   std::string path_;
-  std::ofstream out_;
+  OutputFile file_;
+  std::ostream& out_ = file_.stream();
   std::unordered_map<Handle, uint64_t> ids_;
   uint64_t next_id_ = 1;
 };

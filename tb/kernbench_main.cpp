@@ -3,15 +3,20 @@
 // print the effective configuration.
 #include <unistd.h>
 
+#include <charconv>
 #include <chrono>
+#include <climits>
+#include <cmath>
+#include <cstdint>
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
+#include <limits>
 #include <sstream>
 
 #include <CLI/CLI.hpp>
 
 #include "models/config/pe_config.h"
+#include "models/util/output_file.h"
 #include "tb/bench_registry.h"
 #include "tb/command_stream.h"
 #include "tb/goldens.h"
@@ -35,10 +40,53 @@ std::string config_keys_help() {
   return s;
 }
 
-void write_text(const std::string& path, const std::string& text) {
-  std::ofstream out(path);
-  out << text;
-  if (!out) throw kb::BenchError("cannot write '" + path + "'");
+// JSON for the user's files: invalid UTF-8 in a name is replaced, not thrown on.
+std::string dump(const nlohmann::json& j) {
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+// An output of this process (--json, --csv, goldens), opened before any run
+// so that a path that cannot be written fails at once (exit 1); null when
+// not asked for.
+std::unique_ptr<kb::OutputFile> open_output(const std::string& path, const char* what) {
+  return path.empty() ? nullptr : std::make_unique<kb::OutputFile>(path, what);
+}
+
+// A user's value in a message, cut short.
+std::string shown(const std::string& s) {
+  return s.size() <= 40 ? s : s.substr(0, 40) + "... (" + std::to_string(s.size()) + " characters)";
+}
+
+// Whole-number options. CLI11's own range check prints the type's limits
+// (a 309-digit number), so the message says what is expected instead.
+template <typename T>
+CLI::Validator whole_number(T lo, T hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& s) -> std::string {
+        T v{};
+        const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+        if (ec == std::errc() && end == s.data() + s.size() && v >= lo && v <= hi) return "";
+        return "expected a whole number from " + std::to_string(lo) + " to " + std::to_string(hi) + ", got '" +
+               shown(s) + "'";
+      },
+      "", "whole_number");
+}
+
+// --timeout SECONDS: a wall-clock limit per run.
+constexpr double kMaxTimeoutSeconds = 7 * 24 * 3600;
+CLI::Validator timeout_seconds() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        char* end = nullptr;
+        errno = 0;
+        const double v = s.empty() ? 0 : std::strtod(s.c_str(), &end);
+        if (!s.empty() && errno == 0 && *end == '\0' && std::isfinite(v) && v > 0 && v <= kMaxTimeoutSeconds) {
+          return "";
+        }
+        return "expected seconds, more than 0 and at most " + std::to_string(int(kMaxTimeoutSeconds)) +
+               " (a week), got '" + shown(s) + "'";
+      },
+      "", "timeout_seconds");
 }
 
 int cmd_list() {
@@ -90,21 +138,23 @@ void add_output_options(CLI::App* sub, Outputs& o) {
 // `run` and `replay`.
 int report_run(const std::string& title, const std::string& name, const kb::RunResult& r, const kb::PeConfig& cfg,
                const kb::Bench* bench, const kb::BenchParams* params, const std::string& oplog,
-               const std::string& json, const Outputs& outputs = {}) {
+               kb::OutputFile* json, const Outputs& outputs = {}) {
   if (!r.ok) {
     std::cerr << "kernbench: " << title << " failed: " << r.error << "\n";
     return kExitRunFailed;
   }
   if (bench && bench->report) bench->report(std::cout, *params, cfg, r);
   else kb::print_run_report(std::cout, title, cfg, r);
+  // The child wrote these and checked them: the run failed if one could not be.
   if (!oplog.empty()) std::cout << "op log written to " << oplog << "\n";
   if (!outputs.trace.empty()) std::cout << "trace written to " << outputs.trace << "\n";
   if (!outputs.vcd.empty()) std::cout << "VCD written to " << outputs.vcd << "\n";
   if (!outputs.stats.empty()) std::cout << "statistics written to " << outputs.stats << "\n";
-  if (!json.empty()) {
+  if (json) {
     nlohmann::json j = kb::run_summary_json(name, cfg, r);
     if (bench) j["figures"] = kb::bench_figures(*bench, *params, cfg, r);
-    write_text(json, j.dump(2) + "\n");
+    json->stream() << dump(j);
+    json->commit();
   }
   return 0;
 }
@@ -112,7 +162,7 @@ int report_run(const std::string& title, const std::string& name, const kb::RunR
 int cmd_run(const std::string& name, const std::string& config,
             const std::vector<std::string>& sets, const std::vector<std::string>& params,
             const std::string& oplog, const std::string& json, const std::string& record,
-            const Outputs& outputs) {
+            const Outputs& outputs, double timeout) {
   const kb::PeConfig cfg = kb::load_pe_config(config, sets);
   auto& registry = kb::BenchRegistry::instance();
   const kb::Bench& bench = registry.get(name);
@@ -122,24 +172,28 @@ int cmd_run(const std::string& name, const std::string& config,
   spec.launches = bench.launches(p, cfg);
   spec.oplog_path = oplog;
   spec.record_path = record;
+  spec.timeout_s = timeout;
   outputs.apply(spec);
+  const auto json_out = open_output(json, "JSON summary");
   const int rc = report_run("run '" + name + "'", name, kb::run_isolated(spec), cfg, &bench, &p, oplog,
-                            json, outputs);
+                            json_out.get(), outputs);
   if (rc == 0 && !record.empty()) std::cout << "command stream written to " << record << "\n";
   return rc;
 }
 
 int cmd_replay(const std::string& file, const std::string& config,
                const std::vector<std::string>& sets, const std::string& oplog,
-               const std::string& json, const Outputs& outputs) {
+               const std::string& json, const Outputs& outputs, double timeout) {
   const kb::PeConfig cfg = kb::load_pe_config(config, sets);
   kb::RunSpec spec;
   spec.config = cfg;
   spec.launches = kb::load_command_stream(file);  // parse errors before simulating
   spec.oplog_path = oplog;
+  spec.timeout_s = timeout;
   outputs.apply(spec);
+  const auto json_out = open_output(json, "JSON summary");
   return report_run("replay '" + file + "'", file, kb::run_isolated(spec), cfg, nullptr, nullptr, oplog,
-                    json, outputs);
+                    json_out.get(), outputs);
 }
 
 // --- sweep
@@ -174,13 +228,21 @@ void flatten(const nlohmann::json& j, const std::string& prefix,
   }
 }
 
+// A CSV field. Floating-point figures in their shortest form that reads
+// back as the same double (std::to_chars), so the CSV holds every figure
+// exactly; text quoted when it holds a comma, a quote or a line break (RFC 4180).
 std::string cell(const nlohmann::json& v) {
   if (v.is_number_float()) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.6g", v.get<double>());
-    return buf;
+    char buf[64];
+    const auto res = std::to_chars(buf, buf + sizeof buf, v.get<double>());
+    return std::string(buf, res.ptr);
   }
-  return v.is_string() ? v.get<std::string>() : v.dump();
+  const std::string text =
+      v.is_string() ? v.get<std::string>() : v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
 }
 
 // Progress on a terminal only, so output piped to a file stays clean.
@@ -208,7 +270,7 @@ class Progress {
 
 int cmd_sweep(const std::string& name, const std::string& config,
               const std::vector<std::string>& sets, const std::vector<std::string>& axes_text,
-              const std::string& csv, int jobs) {
+              const std::string& csv, int jobs, double timeout) {
   auto& registry = kb::BenchRegistry::instance();
   const kb::Bench& bench = registry.get(name);
   std::vector<Axis> axes;
@@ -239,8 +301,10 @@ int cmd_sweep(const std::string& name, const std::string& config,
     kb::RunSpec spec;
     spec.config = cfgs.back();
     spec.launches = bench.launches(params.back(), cfgs.back());
+    spec.timeout_s = timeout;
     specs.push_back(std::move(spec));
   }
+  const auto csv_out = open_output(csv, "sweep CSV");
   Progress progress(specs.size());
   progress.update(0);
   const auto results = kb::run_many_isolated(specs, jobs, [&](size_t d, size_t) { progress.update(d); });
@@ -302,15 +366,14 @@ int cmd_sweep(const std::string& name, const std::string& config,
       std::cout << (c ? "  " : "") << std::setw(int(width[c])) << (c < r.size() ? r[c] : "");
     std::cout << "\n";
   }
-  if (!csv.empty()) {
-    std::string text;
+  if (csv_out) {
     auto csv_line = [&](const std::vector<std::string>& fields) {
-      for (size_t c = 0; c < fields.size(); ++c) text += (c ? "," : "") + fields[c];
-      text += "\n";
+      for (size_t c = 0; c < fields.size(); ++c) csv_out->stream() << (c ? "," : "") << fields[c];
+      csv_out->stream() << "\n";
     };
     csv_line(csv_header);
     for (const auto& r : csv_rows) csv_line(r);
-    write_text(csv, text);
+    csv_out->commit();
     std::cout << "sweep written to " << csv << "\n";
   }
   return failures ? kExitRunFailed : 0;
@@ -322,16 +385,39 @@ int cmd_goldens(bool update, const std::string& dir, int jobs) {
   const auto& benches = kb::BenchRegistry::instance().all();
   std::vector<kb::RunSpec> specs;
   for (const kb::Bench& b : benches) specs.push_back(kb::golden_spec(b));
+  // --update: every golden file opened before the runs, and none replaced
+  // unless every bench ran.
+  std::vector<std::unique_ptr<kb::OutputFile>> files;
+  for (const kb::Bench& b : benches) {
+    files.push_back(update ? open_output(kb::golden_path(dir, b.name), "golden file") : nullptr);
+  }
   const auto results = kb::run_many_isolated(specs, jobs);
-  int differing = 0;
+  std::vector<nlohmann::json> actuals;
+  int failed = 0;
   for (size_t i = 0; i < benches.size(); ++i) {
-    const nlohmann::json actual = kb::golden_figures(benches[i], results[i]);
+    if (results[i].ok) {
+      actuals.push_back(kb::golden_figures(benches[i], results[i]));
+    } else {
+      actuals.emplace_back();
+      std::cerr << "kernbench: bench '" << benches[i].name << "' failed: " << results[i].error << "\n";
+      ++failed;
+    }
+  }
+  if (update && failed) {
+    std::cerr << "kernbench: no golden file rewritten\n";
+    return kExitRunFailed;
+  }
+  int differing = failed;
+  for (size_t i = 0; i < benches.size(); ++i) {
+    const nlohmann::json& actual = actuals[i];
     const std::string path = kb::golden_path(dir, benches[i].name);
     if (update) {
-      write_text(path, actual.dump(2) + "\n");
+      files[i]->stream() << dump(actual);
+      files[i]->commit();
       std::cout << "wrote " << path << "\n";
       continue;
     }
+    if (!results[i].ok) continue;
     std::vector<std::string> diff;
     try {
       diff = kb::golden_diff(kb::read_json_file(path), actual);
@@ -349,18 +435,21 @@ int cmd_goldens(bool update, const std::string& dir, int jobs) {
 
 int main(int argc, char** argv) {
   setenv("SC_COPYRIGHT_MESSAGE", "DISABLE", 1);
+  kb::install_interrupt_handlers();
   kb::register_builtin_benches();
 
   CLI::App app{
       "kernbench: run kernels on the kernbench-sc SystemC/TLM-2.0 PE model and see where "
       "time goes (PE_CPU dispatch, DMA, GEMM, MATH).\n"
-      "Exit status: 0 success, 1 a run failed (kernel error, D7 cap, crash, golden mismatch), "
-      "2 bad input."};
+      "Exit status: 0 success; 1 a run failed (kernel error, D7 cap, crash, timeout, golden "
+      "mismatch) or an output could not be written; 2 bad input; 128+N ended by signal N "
+      "(SIGINT, SIGTERM, SIGHUP: runs are stopped, no output is left half-written)."};
   app.require_subcommand(1);
 
   std::string config, oplog, json, bench, record, csv, file, golden_dir = kb::kGoldenDir;
   std::vector<std::string> sets, params;
-  int jobs = int(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+  int jobs = int(std::clamp(sysconf(_SC_NPROCESSORS_ONLN), 1L, long(kb::kMaxJobs)));
+  double timeout = 0;
   bool update = false, data = false;
   Outputs outputs;
   auto add_config_options = [&](CLI::App* sub) {
@@ -372,6 +461,13 @@ int main(int argc, char** argv) {
                     "(repeatable; applied after --config, in order)")
         ->type_name("KEY=VALUE");
     sub->footer(config_keys_help());
+  };
+
+  auto add_timeout_option = [&](CLI::App* sub) {
+    sub->add_option("--timeout", timeout,
+                    "end a run after this many wall-clock seconds: it fails with \"timed out\" (exit 1)")
+        ->type_name("SECONDS")
+        ->check(timeout_seconds());
   };
 
   auto add_data_option = [&](CLI::App* sub) {
@@ -394,6 +490,7 @@ int main(int argc, char** argv) {
   run->add_option("--record", record,
                   "write the command stream PE_CPU emitted, for `kernbench replay` (format: README)");
   add_output_options(run, outputs);
+  add_timeout_option(run);
 
   CLI::App* sweep = app.add_subcommand(
       "sweep", "run a bench at every point of a grid of configuration keys and bench parameters");
@@ -408,7 +505,8 @@ int main(int argc, char** argv) {
       ->required();
   sweep->add_option("--csv", csv, "write every figure of every point as CSV");
   sweep->add_option("-j,--jobs", jobs, "runs at once (default: the number of cores)")
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number(1, kb::kMaxJobs));
+  add_timeout_option(sweep);
 
   CLI::App* replay = app.add_subcommand(
       "replay", "feed a recorded (or hand-written) command stream through PE_CPU, without kernel code");
@@ -420,6 +518,7 @@ int main(int argc, char** argv) {
   replay->add_option("--oplog", oplog, "write the op log as CSV (columns: see README)");
   replay->add_option("--json", json, "write the run's figures as JSON");
   add_output_options(replay, outputs);
+  add_timeout_option(replay);
 
   CLI::App* conf = app.add_subcommand(
       "config", "print the effective configuration as YAML (after --config and --set)");
@@ -431,21 +530,21 @@ int main(int argc, char** argv) {
   goldens->add_flag("--update", update, "rewrite the golden files from fresh runs");
   goldens->add_option("--dir", golden_dir, "golden directory (default tests/goldens)");
   goldens->add_option("-j,--jobs", jobs, "runs at once (default: the number of cores)")
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number(1, kb::kMaxJobs));
 
   kb::PerfOptions perf_options;
   CLI::App* perf = app.add_subcommand(
       "perf", "measure simulation speed (commands and stages per wall-second) against a minimal "
               "SystemC b_transport + wait ceiling, and how time and memory scale with context");
   perf->add_option("--context", perf_options.context, "gqa-decode context (default 131072); the scaling check also runs opt3 at twice it")
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number<int64_t>(1, std::numeric_limits<int64_t>::max() / 2));
   perf->add_option("--gemm", perf_options.gemm, "composite GEMM size m = n = k (default 2048)")
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number<int64_t>(1, std::numeric_limits<int64_t>::max()));
   perf->add_option("--ceiling-commands", perf_options.ceiling_commands,
                    "transactions per ceiling run (default 1000000)")
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number<uint64_t>(1, std::numeric_limits<uint64_t>::max()));
   perf->add_option("--repeats", perf_options.repeats, "runs per workload, each after a ceiling run: rates from the fastest, the fraction of the ceiling is the median of run / adjacent ceiling (default 5)")
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number(1, std::numeric_limits<int>::max()));
   perf->add_option("--only", perf_options.only,
                    "run only the workloads whose name contains TEXT, e.g. 'opt2' or 'opt3, context 131072' "
                    "(for profiling); the ceiling always runs");
@@ -460,9 +559,9 @@ int main(int argc, char** argv) {
   try {
     if (*list) return cmd_list();
     if (*conf) return cmd_config(config, sets);
-    if (*run) return cmd_run(bench, config, sets, params, oplog, json, record, outputs);
-    if (*sweep) return cmd_sweep(bench, config, sets, params, csv, jobs);
-    if (*replay) return cmd_replay(file, config, sets, oplog, json, outputs);
+    if (*run) return cmd_run(bench, config, sets, params, oplog, json, record, outputs, timeout);
+    if (*sweep) return cmd_sweep(bench, config, sets, params, csv, jobs, timeout);
+    if (*replay) return cmd_replay(file, config, sets, oplog, json, outputs, timeout);
     if (*goldens) return cmd_goldens(update, golden_dir, jobs);
     if (*perf) return kb::run_perf(perf_options, std::cout);
   } catch (const kb::ConfigError& e) {
@@ -474,6 +573,9 @@ int main(int argc, char** argv) {
   } catch (const kb::StreamError& e) {
     std::cerr << "kernbench: " << e.what() << "\n";
     return kExitBadInput;
+  } catch (const kb::OutputError& e) {  // an output of this process (--json, --csv, goldens)
+    std::cerr << "kernbench: " << e.what() << "\n";
+    return kExitRunFailed;
   } catch (const std::exception& e) {
     std::cerr << "kernbench: " << e.what() << "\n";
     return kExitRunFailed;

@@ -1,11 +1,14 @@
 #include "tb/runner.h"
 
+#include <fcntl.h>
 #include <poll.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cerrno>
 #include <csignal>
@@ -34,29 +37,30 @@ uint64_t RunResult::latency_ps() const {
 
 namespace {
 
-// Fails early (before simulating) when an output file cannot be written.
-void check_writable(const std::string& path, const char* what) {
-  if (path.empty()) return;
-  std::ofstream probe(path, std::ios::binary);
-  if (!probe) throw std::runtime_error(std::string("cannot write ") + what + " '" + path + "'");
+// JSON text for outputs and the fork boundary: invalid UTF-8 (a kernel or
+// tensor name is any bytes) is replaced, never thrown on (issue 11).
+std::string dump(const nlohmann::json& j, int indent = -1) {
+  return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-void write_stats_file(const std::string& path, const RunStats& stats, const PeConfig& cfg) {
-  nlohmann::json j = to_json(stats);
-  j["clock_freq_ghz"] = cfg.clock_freq_ghz;
-  std::ofstream out(path, std::ios::binary);
-  out << j.dump(2) << "\n";
-  if (!out) throw std::runtime_error("cannot write statistics '" + path + "'");
+// Appends an output failure to a run's result: the run fails (exit 1) with
+// the path and the OS error.
+void add_error(RunResult& r, const std::string& what) {
+  r.error = r.ok || r.error.empty() ? what : r.error + "; " + what;
+  r.ok = false;
 }
 
 }  // namespace
 
 RunResult run_in_process(const RunSpec& spec) {
   RunResult r;
+  // Every output is opened before the simulation starts, so a path that
+  // cannot be written fails at once; each is committed (checked, moved into
+  // place) at the end, or removed when the run ends without it.
+  std::unique_ptr<OutputFile> trace_out, stats_out;
   // Declared before pe so that it outlives it: PE_CPU calls it until the end.
   std::unique_ptr<StreamRecorder> recorder;
-  // The trace is written as the run goes (to a temporary file until commit).
-  std::unique_ptr<OutputFile> trace_file;
+  // The trace is written as the run goes (to trace_out's temporary file).
   std::unique_ptr<ChromeTrace> trace;
   std::unique_ptr<Pe> pe;
   // Observers of pe's signals, destroyed before it.
@@ -68,13 +72,14 @@ RunResult run_in_process(const RunSpec& spec) {
   // calls sc_stop) would mix into the reports.
   sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
   try {
+    if (!spec.trace_path.empty()) trace_out = std::make_unique<OutputFile>(spec.trace_path, "trace");
+    if (!spec.stats_path.empty()) stats_out = std::make_unique<OutputFile>(spec.stats_path, "statistics");
     pe = std::make_unique<Pe>("pe", spec.config);
     // The records stay in memory only for the caller; otherwise they are
     // streamed (op log file, trace, summary) or just counted.
     pe->op_log().configure(spec.keep_records, spec.oplog_path);
     if (!spec.trace_path.empty()) {
-      trace_file = std::make_unique<OutputFile>(spec.trace_path);
-      trace = std::make_unique<ChromeTrace>(trace_file->stream());
+      trace = std::make_unique<ChromeTrace>(trace_out->stream());
       pe->op_log().set_trace(trace.get());
     }
     if (spec.summary) {
@@ -89,7 +94,6 @@ RunResult run_in_process(const RunSpec& spec) {
     }
     // Trace signals cost a process activation per change: only when observed.
     pe->enable_signals(occupancy != nullptr || !spec.vcd_path.empty());
-    check_writable(spec.stats_path, "statistics");
     if (!spec.vcd_path.empty()) vcd = std::make_unique<PeVcdTrace>(*pe, spec.vcd_path);
     if (!spec.record_path.empty()) {
       recorder = std::make_unique<StreamRecorder>(spec.record_path);
@@ -102,13 +106,10 @@ RunResult run_in_process(const RunSpec& spec) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
     r.end_ps = sc_core::sc_time_stamp().value();  // before vcd->close(), which may advance 1 ps
     if (occupancy) occupancy->flush();
-    if (recorder) recorder->close();  // also after a failed kernel: its stream so far
-    if (vcd) vcd->close();
   } catch (const std::exception& e) {
     r.error = e.what();
     return r;
   }
-  pe->op_log().close();
   r.launches = pe->pe_cpu.results();
   r.data_bytes = pe->data_bytes();
   rusage usage{};
@@ -135,16 +136,31 @@ RunResult run_in_process(const RunSpec& spec) {
     r.error = "simulation ended before every kernel launch completed";
   }
   // Written after a failed kernel too: what happened up to the failure.
-  try {
-    if (trace) {
+  // Each output on its own, so one failing does not lose the others.
+  auto commit = [&r](const std::function<void()>& write) {
+    try {
+      write();
+    } catch (const std::exception& e) {
+      add_error(r, e.what());
+    }
+  };
+  commit([&] { pe->op_log().close(); });
+  if (recorder) commit([&] { recorder->close(); });
+  if (vcd) commit([&] { vcd->close(); });
+  if (trace_out) {
+    commit([&] {
       for (const LaunchResult& l : r.launches) trace->launch({l.kernel, l.start_ps, l.end_ps});
       trace->finish();
-      trace_file->commit();
-    }
-    if (!spec.stats_path.empty()) write_stats_file(spec.stats_path, r.stats, spec.config);
-  } catch (const std::exception& e) {
-    if (r.ok) r.error = e.what();
-    r.ok = false;
+      trace_out->commit();
+    });
+  }
+  if (stats_out) {
+    commit([&] {
+      nlohmann::json j = to_json(r.stats);
+      j["clock_freq_ghz"] = spec.config.clock_freq_ghz;
+      stats_out->stream() << dump(j, 2) << "\n";
+      stats_out->commit();
+    });
   }
   return r;
 }
@@ -285,47 +301,215 @@ RunResult run_result_from_json(const nlohmann::json& j) {
   return r;
 }
 
+// --- child processes ------------------------------------------------------
+//
+// The parent forwards SIGINT, SIGTERM and SIGHUP to its children, reaps them
+// and exits 128 + signal; the children remove their pending output files
+// (never a half-written file under a final name) and die with the parent
+// (PR_SET_PDEATHSIG). A child that is stopped (SIGSTOP) or runs past its
+// timeout is ended, and its run fails with a message saying why.
+
 namespace {
+
+using Clock = std::chrono::steady_clock;
+
+const int kForwardedSignals[] = {SIGINT, SIGTERM, SIGHUP};
+
+// Live children's pids, in fixed storage that signal handlers can read.
+std::atomic<pid_t> g_children[kMaxJobs];
+
+// Signals blocked while the child table changes, so that a handler never
+// forwards a signal to a pid that was reaped and reused.
+class BlockSignals {
+ public:
+  BlockSignals() {
+    sigset_t set;
+    sigemptyset(&set);
+    for (int sig : kForwardedSignals) sigaddset(&set, sig);
+    sigprocmask(SIG_BLOCK, &set, &old_);
+  }
+  ~BlockSignals() { sigprocmask(SIG_SETMASK, &old_, nullptr); }
+  const sigset_t& old() const { return old_; }
+
+ private:
+  sigset_t old_;
+};
+
+void sleep_ms(long ms) {
+  timespec ts{ms / 1000, (ms % 1000) * 1000000L};
+  nanosleep(&ts, nullptr);
+}
+
+// The parent's handler: async-signal-safe calls only.
+void on_parent_signal(int sig) {
+  for (auto& c : g_children) {
+    const pid_t p = c.load();
+    if (p > 0) {
+      kill(p, sig);
+      kill(p, SIGCONT);  // a stopped child must run to die
+    }
+  }
+  // Children leave at once (on_child_signal); any that does not is killed.
+  for (int tick = 0; tick < 200; ++tick) {
+    bool alive = false;
+    for (auto& c : g_children) {
+      const pid_t p = c.load();
+      if (p > 0 && waitpid(p, nullptr, WNOHANG) == 0) alive = true;
+    }
+    if (!alive) break;
+    sleep_ms(10);
+  }
+  for (auto& c : g_children) {
+    const pid_t p = c.load();
+    if (p > 0 && waitpid(p, nullptr, WNOHANG) == 0) {
+      kill(p, SIGKILL);
+      waitpid(p, nullptr, 0);
+    }
+  }
+  remove_pending_outputs();
+  _exit(128 + sig);
+}
+
+void on_child_signal(int sig) {
+  remove_pending_outputs();
+  _exit(128 + sig);
+}
+
+// Installs `handler` for the forwarded signals, except those ignored (as
+// under nohup), which stay ignored.
+void install(void (*handler)(int)) {
+  for (int sig : kForwardedSignals) {
+    struct sigaction old {};
+    sigaction(sig, nullptr, &old);
+    if (old.sa_handler == SIG_IGN) continue;
+    struct sigaction sa {};
+    sa.sa_handler = handler;
+    sigemptyset(&sa.sa_mask);
+    for (int s : kForwardedSignals) sigaddset(&sa.sa_mask, s);
+    sigaction(sig, &sa, nullptr);
+  }
+}
 
 struct Child {
   pid_t pid = -1;
   int fd = -1;
-  std::string data;
-  std::string error;  // fork/pipe failure
+  std::string data;   // 'R' + result, or 'E' + the exception's message
+  std::string error;  // why there is no result
+  bool reaped = false;
+  int status = 0;
+  double timeout_s = 0;
+  Clock::time_point deadline;
 };
 
-// Forks a child that simulates `spec` and writes its result as JSON to a pipe.
-Child start_child(const std::function<std::string()>& produce) {
+void write_all(int fd, const char* p, size_t n) {
+  while (n > 0) {
+    const ssize_t w = write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) _exit(3);
+    p += w;
+    n -= size_t(w);
+  }
+}
+
+// The child: runs `produce`, sends its result and _exits whatever happens,
+// so no exception unwinds into the parent's code.
+[[noreturn]] void child_main(int fd, const std::function<std::string()>& produce, pid_t parent,
+                             const sigset_t& mask) {
+  forget_pending_outputs();  // the parent's temporaries are not ours
+  for (auto& c : g_children) c.store(0);
+  install(on_child_signal);
+  prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (getppid() != parent) _exit(4);  // the parent died before prctl
+  sigprocmask(SIG_SETMASK, &mask, nullptr);
+  try {
+    const std::string out = produce();
+    write_all(fd, "R", 1);
+    write_all(fd, out.data(), out.size());
+  } catch (const std::exception& e) {
+    write_all(fd, "E", 1);
+    write_all(fd, e.what(), std::strlen(e.what()));
+  } catch (...) {
+    const char msg[] = "Eunknown exception";
+    write_all(fd, msg, sizeof msg - 1);
+  }
+  close(fd);
+  std::fflush(nullptr);
+  _exit(0);
+}
+
+Child start_child(const std::function<std::string()>& produce, double timeout_s) {
   Child c;
+  c.timeout_s = timeout_s;
   int fds[2];
-  if (pipe(fds) != 0) {
+  if (pipe2(fds, O_CLOEXEC) != 0) {
     c.error = std::string("pipe: ") + std::strerror(errno);
     return c;
   }
   std::fflush(nullptr);
+  const pid_t parent = getpid();
+  BlockSignals blocked;  // until the child has its own handlers, and its pid is known
   c.pid = fork();
+  if (c.pid == 0) {
+    close(fds[0]);
+    child_main(fds[1], produce, parent, blocked.old());
+  }
+  close(fds[1]);
   if (c.pid < 0) {
     c.error = std::string("fork: ") + std::strerror(errno);
     close(fds[0]);
-    close(fds[1]);
     return c;
   }
-  if (c.pid == 0) {  // child: simulate, send the result, leave without cleanup
-    close(fds[0]);
-    const std::string out = produce();
-    size_t off = 0;
-    while (off < out.size()) {
-      const ssize_t n = write(fds[1], out.data() + off, out.size() - off);
-      if (n <= 0) _exit(3);
-      off += size_t(n);
-    }
-    close(fds[1]);
-    std::fflush(nullptr);
-    _exit(0);
+  for (auto& slot : g_children) {
+    pid_t empty = 0;
+    if (slot.compare_exchange_strong(empty, c.pid)) break;
   }
-  close(fds[1]);
   c.fd = fds[0];
+  c.deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s));
   return c;
+}
+
+// waitpid with the child table kept in step; true when the child changed
+// state (`status` says how).
+bool wait_child(Child& c, int flags) {
+  BlockSignals blocked;
+  int status = 0;
+  pid_t r;
+  while ((r = waitpid(c.pid, &status, flags)) < 0 && errno == EINTR) {
+  }
+  if (r != c.pid) return false;
+  c.status = status;
+  if (!WIFSTOPPED(status)) {
+    c.reaped = true;
+    for (auto& slot : g_children) {
+      pid_t p = c.pid;
+      if (slot.compare_exchange_strong(p, 0)) break;
+    }
+  }
+  return true;
+}
+
+// Whether /proc still shows the process stopped (a stop reported by
+// waitpid may have been followed by SIGCONT, as after ^Z and fg).
+bool still_stopped(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto paren = text.rfind(')');
+  if (paren == std::string::npos || paren + 2 >= text.size()) return true;
+  return text[paren + 2] == 'T';
+}
+
+// Ends a child: SIGTERM (it removes its temporary files), then SIGKILL if it
+// has not left within 2 s.
+void end_child(Child& c) {
+  kill(c.pid, SIGTERM);
+  kill(c.pid, SIGCONT);
+  for (int tick = 0; tick < 200 && !c.reaped; ++tick) {
+    if (!wait_child(c, WNOHANG)) sleep_ms(10);
+  }
+  if (!c.reaped) {
+    kill(c.pid, SIGKILL);
+    while (!c.reaped) wait_child(c, 0);
+  }
 }
 
 // Reads what is available; false at end of stream.
@@ -340,88 +524,145 @@ bool read_some(Child& c) {
   }
 }
 
-// Waits for the child; its output, or the reason there is none in `error`.
-std::string reap_child(Child& c, std::string& error) {
+std::string seconds_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", s);
+  return buf;
+}
+
+// Checks a running child between reads: its timeout, and whether it was
+// stopped. True when it was ended (c.error says why).
+bool check_child(Child& c) {
+  if (c.timeout_s > 0 && Clock::now() >= c.deadline) {
+    end_child(c);
+    c.error = "timed out after " + seconds_text(c.timeout_s) + " s";
+    return true;
+  }
+  if (!c.reaped && wait_child(c, WNOHANG | WUNTRACED) && WIFSTOPPED(c.status) && still_stopped(c.pid)) {
+    const int sig = WSTOPSIG(c.status);
+    end_child(c);
+    const char* name = sigabbrev_np(sig);
+    c.error = "the run's process was stopped by SIG" + std::string(name ? name : std::to_string(sig)) +
+              " and would never finish, so it was ended";
+    return true;
+  }
+  return false;
+}
+
+// After the end of the child's stream: reaps it. Its result in `payload`, or
+// the reason there is none in `error`.
+void finish(Child& c, std::string& payload, std::string& error) {
   if (!c.error.empty()) {
     error = c.error;
-    return "";
-  }
-  close(c.fd);
-  int status = 0;
-  while (waitpid(c.pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (WIFSIGNALED(status) || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || c.data.empty()) {
-    error = WIFSIGNALED(status)
-                ? "run crashed: " + std::string(strsignal(WTERMSIG(status)))
-                : "run ended without a result (exit status " +
-                      std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + ")";
-    return "";
-  }
-  return std::move(c.data);
-}
-
-RunResult finish_child(Child& c) {
-  RunResult r;
-  const std::string data = reap_child(c, r.error);
-  return r.error.empty() ? run_result_from_json(nlohmann::json::parse(data)) : r;
-}
-
-std::function<std::string()> simulate(const RunSpec& spec) {
-  return [&spec] { return to_json(run_in_process(spec)).dump(); };
-}
-
-}  // namespace
-
-nlohmann::json run_function_isolated(const std::function<nlohmann::json()>& f) {
-  Child c = start_child([&f] { return f().dump(); });
-  if (c.error.empty()) {
-    while (read_some(c)) {
+  } else {
+    while (!c.reaped) wait_child(c, 0);
+    const int status = c.status;
+    if (WIFSIGNALED(status)) {
+      error = "run crashed: " + std::string(strsignal(WTERMSIG(status)));
+    } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || c.data.empty()) {
+      error = "run ended without a result (exit status " +
+              std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + ")";
+    } else if (c.data[0] == 'E') {
+      error = c.data.substr(1);
+    } else {
+      payload = c.data.substr(1);
     }
   }
-  std::string error;
-  const std::string data = reap_child(c, error);
-  return error.empty() ? nlohmann::json::parse(data) : nlohmann::json{{"error", error}};
+  if (c.fd >= 0) close(c.fd);
+  c.fd = -1;
 }
 
-RunResult run_isolated(const RunSpec& spec) {
-  Child c = start_child(simulate(spec));
-  if (c.error.empty()) {
-    while (read_some(c)) {
-    }
-  }
-  return finish_child(c);
-}
+struct Outcome {
+  std::string payload, error;
+};
 
-std::vector<RunResult> run_many_isolated(const std::vector<RunSpec>& specs, int jobs,
-                                         const std::function<void(size_t, size_t)>& on_done) {
-  std::vector<RunResult> results(specs.size());
+// Runs every job in a child, up to `jobs` at once; their outcomes in order.
+std::vector<Outcome> run_children(const std::vector<std::function<std::string()>>& produce,
+                                  const std::vector<double>& timeouts, int jobs,
+                                  const std::function<void(size_t, size_t)>& on_done) {
+  std::vector<Outcome> out(produce.size());
   std::vector<std::pair<size_t, Child>> running;
   size_t next = 0, done = 0;
-  jobs = std::max(jobs, 1);
-  while (done < specs.size()) {
-    while (running.size() < size_t(jobs) && next < specs.size()) {
-      running.emplace_back(next, start_child(simulate(specs[next])));
+  jobs = std::clamp(jobs, 1, kMaxJobs);
+  auto complete = [&](size_t i, Child& c) {
+    finish(c, out[i].payload, out[i].error);
+    ++done;
+    if (on_done) on_done(done, produce.size());
+  };
+  while (done < produce.size()) {
+    while (running.size() < size_t(jobs) && next < produce.size()) {
+      Child c = start_child(produce[next], timeouts[next]);
+      if (c.error.empty()) running.emplace_back(next, std::move(c));
+      else complete(next, c);
       ++next;
     }
+    if (running.empty()) continue;
     std::vector<pollfd> fds;
-    for (auto& [i, c] : running) fds.push_back({c.error.empty() ? c.fd : -1, POLLIN, 0});
-    bool failed_start = false;
-    for (auto& [i, c] : running) failed_start |= !c.error.empty();
-    if (!failed_start && poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR) break;
+    for (auto& [i, c] : running) fds.push_back({c.fd, POLLIN, 0});
+    // A short tick, to notice stopped children and timeouts.
+    if (poll(fds.data(), fds.size(), 100) < 0 && errno != EINTR) {
+      throw std::runtime_error(std::string("poll: ") + std::strerror(errno));
+    }
     for (size_t k = 0; k < running.size();) {
       auto& [i, c] = running[k];
-      const bool finished = !c.error.empty() || ((fds[k].revents & (POLLIN | POLLHUP | POLLERR)) && !read_some(c));
+      const bool readable = fds[k].revents & (POLLIN | POLLHUP | POLLERR);
+      const bool finished = (readable && !read_some(c)) || check_child(c);
       if (!finished) {
         ++k;
         continue;
       }
-      results[i] = finish_child(c);
-      ++done;
-      if (on_done) on_done(done, specs.size());
+      complete(i, c);
       running.erase(running.begin() + long(k));
       fds.erase(fds.begin() + long(k));
     }
   }
+  return out;
+}
+
+RunResult result_of(const Outcome& o) {
+  RunResult r;
+  if (!o.error.empty()) {
+    r.error = o.error;
+    return r;
+  }
+  try {
+    return run_result_from_json(nlohmann::json::parse(o.payload));
+  } catch (const std::exception& e) {
+    r.error = std::string("the run's result could not be read: ") + e.what();
+    return r;
+  }
+}
+
+std::function<std::string()> simulate(const RunSpec& spec) {
+  return [&spec] { return dump(to_json(run_in_process(spec))); };
+}
+
+}  // namespace
+
+void install_interrupt_handlers() { install(on_parent_signal); }
+
+nlohmann::json run_function_isolated(const std::function<nlohmann::json()>& f) {
+  const Outcome o = run_children({[&f] { return dump(f()); }}, {0.0}, 1, {}).at(0);
+  if (!o.error.empty()) return nlohmann::json{{"error", o.error}};
+  try {
+    return nlohmann::json::parse(o.payload);
+  } catch (const std::exception& e) {
+    return nlohmann::json{{"error", std::string("the result could not be read: ") + e.what()}};
+  }
+}
+
+RunResult run_isolated(const RunSpec& spec) { return run_many_isolated({spec}, 1).at(0); }
+
+std::vector<RunResult> run_many_isolated(const std::vector<RunSpec>& specs, int jobs,
+                                         const std::function<void(size_t, size_t)>& on_done) {
+  std::vector<std::function<std::string()>> produce;
+  std::vector<double> timeouts;
+  for (const RunSpec& spec : specs) {
+    produce.push_back(simulate(spec));
+    timeouts.push_back(spec.timeout_s);
+  }
+  std::vector<RunResult> results;
+  for (const Outcome& o : run_children(produce, timeouts, jobs, on_done)) results.push_back(result_of(o));
   return results;
 }
 

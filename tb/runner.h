@@ -4,6 +4,10 @@
 // before any SystemC object exists in the caller, runs there, and returns the
 // result as JSON over a pipe: a crash or a kernel error in one run cannot
 // take the caller down, and a process can do many runs (CLI, sweeps, tests).
+// The child catches every exception and always _exits; a run that exceeds
+// its timeout, or whose process is stopped, is ended and fails. Outputs
+// are written through OutputFile (models/util/output_file.h): a failed or
+// interrupted run leaves nothing half-written under an output's name.
 #pragma once
 
 #include <cstdint>
@@ -34,7 +38,14 @@ struct RunSpec {
   std::string trace_path;     // non-empty: Chrome / Perfetto trace JSON (models/trace/chrome_trace.h)
   std::string vcd_path;       // non-empty: VCD waveforms (models/trace/vcd_trace.h)
   std::string stats_path;     // non-empty: statistics JSON (models/trace/stats.h)
+  // > 0: the run's child is ended after this many wall-clock seconds and
+  // the run fails with "timed out after N s" (run_isolated and
+  // run_many_isolated; run_in_process ignores it).
+  double timeout_s = 0;
 };
+
+// At most this many children at once (run_many_isolated clamps `jobs`).
+constexpr int kMaxJobs = 1024;
 
 struct RunResult {
   bool ok = false;
@@ -65,6 +76,12 @@ nlohmann::json run_function_isolated(const std::function<nlohmann::json()>& f);
 // `specs`. `on_done(done, total)` is called after each completion.
 std::vector<RunResult> run_many_isolated(const std::vector<RunSpec>& specs, int jobs,
                                          const std::function<void(size_t, size_t)>& on_done = {});
+
+// For a program that runs children: on SIGINT, SIGTERM or SIGHUP, forward
+// the signal to every child, reap them, remove pending output files and
+// exit with status 128 + the signal. Children always remove their pending
+// output files on these signals, and die with their parent.
+void install_interrupt_handlers();
 
 nlohmann::json to_json(const RunResult& r);
 RunResult run_result_from_json(const nlohmann::json& j);

@@ -2,6 +2,7 @@
 
 #include "models/trace/chrome_trace.h"
 #include "models/trace/stats.h"
+#include "models/util/output_file.h"
 
 #include <charconv>
 #include <stdexcept>
@@ -68,20 +69,19 @@ std::string op_log_csv_row(const OpRecord& r) {
 void OpLog::configure(bool keep, const std::string& csv_path) {
   keep_ = keep;
   if (!csv_path.empty()) {
-    csv_ = std::fopen(csv_path.c_str(), "w");
-    if (!csv_) throw std::runtime_error("cannot write op log '" + csv_path + "'");
-    std::fprintf(csv_, "%s\n", op_log_csv_header());
+    csv_ = std::make_unique<OutputFile>(csv_path, "op log");
+    csv_->stream() << op_log_csv_header() << '\n';
   }
 }
 
-OpLog::~OpLog() { close(); }
+OpLog::~OpLog() = default;
 
 void OpLog::add(const OpRecord& r) {
   account(r.component, r.kind, r.start_ps, r.end_ps);
   if (stats_) stats_->add(r);
   if (keep_) records_.push_back(r);
   if (trace_) trace_->record(r);
-  if (csv_) std::fprintf(csv_, "%s\n", op_log_csv_row(r).c_str());
+  if (csv_) csv_->stream() << op_log_csv_row(r) << '\n';
 }
 
 void OpLog::trace_command_done(uint64_t id) { trace_->command_done(id); }
@@ -91,8 +91,9 @@ void OpLog::begin_launch() {
 }
 
 void OpLog::close() {
-  if (csv_) std::fclose(csv_);
-  csv_ = nullptr;
+  if (!csv_) return;
+  csv_->commit();
+  csv_.reset();
 }
 
 }  // namespace kb

@@ -4,9 +4,11 @@
 #pragma once
 
 #include <cstdint>
-#include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
+
+#include "models/util/output_file.h"
 
 namespace kb {
 
@@ -53,13 +55,16 @@ class ChromeTrace;     // chrome_trace.h
 
 class OpLog {
  public:
-  // keep: hold records in memory; csv_path: also stream them to a file.
+  // keep: hold records in memory; csv_path: also stream them to a file,
+  // written through an OutputFile (throws OutputError if it cannot be).
   void configure(bool keep, const std::string& csv_path);
   ~OpLog();
   void add(const OpRecord& r);
   // Whether records are kept or streamed; when not, producers call
   // account() instead of building a record (the per-command fast path).
-  bool wants_records() const { return keep_ || csv_ || stats_ || trace_; }
+  bool wants_records() const {
+    return keep_ || csv_ != nullptr || stats_ != nullptr || trace_ != nullptr;
+  }
   // Statistics computed as records complete; PE_CPU and PE_SCHEDULER also
   // report their busy state and queue occupancy to it. Null: none.
   void set_stats(StreamingStats* s) { stats_ = s; }
@@ -88,11 +93,13 @@ class OpLog {
   // back and drain, so every record falls inside its launch.
   void begin_launch();
   uint64_t launch_busy_ps(Component c) const { return launch_busy_ps_[int(c)]; }
+  // Checks every write and moves the CSV file into place (throws
+  // OutputError). Without it, nothing is written under the CSV's name.
   void close();
 
  private:
   bool keep_ = true;
-  std::FILE* csv_ = nullptr;
+  std::unique_ptr<OutputFile> csv_;
   StreamingStats* stats_ = nullptr;
   ChromeTrace* trace_ = nullptr;
   void trace_command_done(uint64_t id);

@@ -1,29 +1,88 @@
 #include "models/trace/vcd_trace.h"
 
-#include <cstdio>
-#include <stdexcept>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include <sysc/tracing/sc_tracing_ids.h>
 
 #include "models/pe/pe.h"
+#include "models/util/output_file.h"
 
 namespace kb {
 
 namespace {
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+
+std::string without_vcd(const std::string& s) {
+  return s.size() >= 4 && s.compare(s.size() - 4, 4, ".vcd") == 0 ? s.substr(0, s.size() - 4) : s;
 }
+
+// Copies the file `from` into `to`'s stream.
+void copy_into(const std::string& from, OutputFile& to) {
+  const int fd = ::open(from.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw OutputError("cannot read '" + from + "': " + std::strerror(errno));
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int e = errno;
+      ::close(fd);
+      throw OutputError("cannot read '" + from + "': " + std::strerror(e));
+    }
+    if (n == 0) break;
+    to.stream().write(buf, n);
+  }
+  ::close(fd);
+}
+
 }  // namespace
 
-PeVcdTrace::PeVcdTrace(Pe& pe, const std::string& path) : path_(path) {
-  // sc_create_vcd_trace_file() appends ".vcd" to the name it is given.
-  const std::string stem = ends_with(path, ".vcd") ? path.substr(0, path.size() - 4) : path;
-  written_ = stem + ".vcd";
-  if (std::FILE* f = std::fopen(written_.c_str(), "w")) {  // fail early with our message
-    std::fclose(f);
-  } else {
-    throw std::runtime_error("cannot write VCD '" + path + "'");
+void check_vcd_complete(const std::string& written, uint64_t end_ps, const std::string& path) {
+  struct stat empty {};
+  if (::stat(written.c_str(), &empty) == 0 && empty.st_size == 0) {
+    // SystemC writes nothing when the run stops (a kernel error) before
+    // its first time step.
+    throw OutputError("VCD '" + path + "' not written: the run stopped before its first time step");
   }
-  tf_ = sc_core::sc_create_vcd_trace_file(stem.c_str());
-  if (!tf_) throw std::runtime_error("cannot write VCD '" + path + "'");
+  const std::string expected = "\n#" + std::to_string(end_ps) + "\n";
+  std::string tail(expected.size(), '\0');
+  const int fd = ::open(written.c_str(), O_RDONLY | O_CLOEXEC);
+  struct stat st {};
+  bool complete = false;
+  if (fd >= 0 && ::fstat(fd, &st) == 0 && st.st_size >= off_t(tail.size())) {
+    complete = ::pread(fd, tail.data(), tail.size(), st.st_size - off_t(tail.size())) == ssize_t(tail.size()) &&
+               tail == expected;
+  }
+  if (fd >= 0) ::close(fd);
+  if (!complete) {
+    throw OutputError("cannot write VCD '" + path +
+                      "': the waveform file is incomplete (it does not end with its final time stamp #" +
+                      std::to_string(end_ps) + "; is the disk full?)");
+  }
+}
+
+PeVcdTrace::PeVcdTrace(Pe& pe, const std::string& path) {
+  // A run that stops before its first time step gets no VCD; close() says
+  // so in the run's error instead of SystemC's warning on stdout.
+  sc_core::sc_report_handler::set_actions(sc_core::SC_ID_TRACING_CLOSE_EMPTY_FILE_, sc_core::SC_DO_NOTHING);
+  // sc_create_vcd_trace_file() appends ".vcd" to the name it is given, so the
+  // temporary file's name ends in ".vcd" and SystemC is given it without.
+  out_ = std::make_unique<OutputFile>(path, "VCD", ".vcd");
+  written_ = out_->temp_path();
+  if (written_.empty()) {  // a device or pipe: SystemC writes a scratch file
+    const char* tmpdir = std::getenv("TMPDIR");
+    const std::string dir = tmpdir && *tmpdir ? tmpdir : "/tmp";
+    scratch_ = std::make_unique<OutputFile>(dir + "/kernbench-" + std::to_string(::getpid()) + ".vcd",
+                                            "VCD scratch file", ".vcd");
+    written_ = scratch_->temp_path();
+  }
+  tf_ = sc_core::sc_create_vcd_trace_file(without_vcd(written_).c_str());
+  if (!tf_) throw OutputError("cannot write '" + path + "': SystemC could not create the VCD file");
   tf_->set_time_unit(1, sc_core::SC_PS);
   const std::string cpu = "pe.pe_cpu.", sched = "pe.pe_scheduler.";
   // read() returns a reference to the signal's current value: traced live.
@@ -37,10 +96,8 @@ PeVcdTrace::PeVcdTrace(Pe& pe, const std::string& path) : path_(path) {
 }
 
 PeVcdTrace::~PeVcdTrace() {
-  try {
-    close();
-  } catch (const std::exception&) {  // never throw from a destructor
-  }
+  // Not closed: SystemC's file is closed, and removed with the temporary.
+  if (tf_) sc_core::sc_close_vcd_trace_file(tf_);
 }
 
 void PeVcdTrace::close() {
@@ -52,11 +109,12 @@ void PeVcdTrace::close() {
   // then ends with a bare "#<end + 1>" time stamp. The caller reads the
   // simulated end time before close().
   if (sc_core::sc_get_status() == sc_core::SC_PAUSED) sc_core::sc_start(1, sc_core::SC_PS);
-  sc_core::sc_close_vcd_trace_file(tf_);
+  const uint64_t end_ps = sc_core::sc_time_stamp().value();
+  sc_core::sc_close_vcd_trace_file(tf_);  // writes "#<end_ps>" and closes the file
   tf_ = nullptr;
-  if (written_ != path_ && std::rename(written_.c_str(), path_.c_str()) != 0) {
-    throw std::runtime_error("cannot rename '" + written_ + "' to '" + path_ + "'");
-  }
+  check_vcd_complete(written_, end_ps, out_->path());
+  if (scratch_) copy_into(written_, *out_);
+  out_->commit();
 }
 
 }  // namespace kb

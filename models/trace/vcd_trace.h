@@ -11,8 +11,16 @@
 // Time unit 1 ps (the simulation's resolution), so VCD times are the op
 // log's start_ps / end_ps. Tracing only reads signals: the model's timing and
 // op log do not change.
+//
+// The file is written like every output (models/util/output_file.h):
+// SystemC writes a temporary file (in the target's folder; in $TMPDIR when
+// the target is a device or pipe, then copied into it), close() checks that
+// it is complete and moves it into place. SystemC checks none of its writes,
+// so completeness is checked by its last line: the final time stamp.
 #pragma once
 
+#include <cstdint>
+#include <memory>
 #include <string>
 
 #include <systemc>
@@ -20,24 +28,33 @@
 namespace kb {
 
 class Pe;
+class OutputFile;
 
 class PeVcdTrace {
  public:
-  // Opens `path` and registers the signals; call during elaboration (before
-  // sc_start). A path not ending in ".vcd" is still honoured (SystemC
-  // appends ".vcd"; close() renames the file).
+  // Opens the temporary file and registers the signals; call during
+  // elaboration (before sc_start). Throws OutputError for a path that
+  // cannot be written (a directory, a missing folder).
   PeVcdTrace(Pe& pe, const std::string& path);
+  // Without close(): nothing is written under the final name.
   ~PeVcdTrace();
   PeVcdTrace(const PeVcdTrace&) = delete;
   PeVcdTrace& operator=(const PeVcdTrace&) = delete;
-  // After sc_start(); writes the last time step and closes the file. When
-  // the simulation ended by event starvation, this advances simulated time
-  // by 1 ps (nothing is left to run): read sc_time_stamp() before.
+  // After sc_start(); writes the last time step, checks the file and moves
+  // it into place (throws OutputError). When the simulation ended by event
+  // starvation, this advances simulated time by 1 ps (nothing is left to
+  // run): read sc_time_stamp() before.
   void close();
 
  private:
   sc_core::sc_trace_file* tf_ = nullptr;
-  std::string path_, written_;
+  std::unique_ptr<OutputFile> out_;      // the final file
+  std::unique_ptr<OutputFile> scratch_;  // SystemC's file when out_ is a device
+  std::string written_;                  // the file SystemC writes
 };
+
+// Throws OutputError naming `path` unless the VCD file `written` ends with
+// the time stamp "#<end_ps>" (SystemC writes it when the file is closed).
+void check_vcd_complete(const std::string& written, uint64_t end_ps, const std::string& path);
 
 }  // namespace kb

@@ -41,9 +41,6 @@ void unregister_pending(const std::string& p) {
   }
 }
 
-std::string err(const std::string& what, const std::string& path, int e) {
-  return "cannot " + what + " '" + path + "': " + std::strerror(e);
-}
 
 }  // namespace
 
@@ -86,38 +83,63 @@ class OutputFile::Buf : public std::streambuf {
   char buf_[1 << 16];
 };
 
-OutputFile::OutputFile(const std::string& path) : path_(path), target_(path) {
-  if (path.empty()) throw OutputError("cannot write '': empty file name");
+// The descriptor a /dev/stdout, /dev/stderr or /dev/fd/N path names, or -1.
+static int own_descriptor(const std::string& path) {
+  if (path == "/dev/stdout") return STDOUT_FILENO;
+  if (path == "/dev/stderr") return STDERR_FILENO;
+  const std::string fd_dir = "/dev/fd/";
+  if (path.compare(0, fd_dir.size(), fd_dir) != 0 || path.size() == fd_dir.size() ||
+      path.size() > fd_dir.size() + 9) {
+    return -1;
+  }
+  int fd = 0;
+  for (size_t i = fd_dir.size(); i < path.size(); ++i) {
+    if (path[i] < '0' || path[i] > '9') return -1;
+    fd = fd * 10 + (path[i] - '0');
+  }
+  return fd;
+}
+
+void OutputFile::fail(const std::string& reason) const {
+  throw OutputError("cannot write " + (what_.empty() ? "" : what_ + " ") + "'" + path_ + "': " + reason);
+}
+
+OutputFile::OutputFile(const std::string& path, const std::string& what, const std::string& temp_suffix)
+    : path_(path), what_(what), target_(path) {
+  if (path.empty()) fail("empty file name");
   struct stat st;
-  if (::stat(path.c_str(), &st) == 0) {
+  if (const int own = own_descriptor(path); own >= 0) {
+    fd_ = ::fcntl(own, F_DUPFD_CLOEXEC, 0);
+    if (fd_ < 0) fail(std::strerror(errno));
+  } else if (::stat(path.c_str(), &st) == 0) {
     if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) {
       // A device or pipe: written in place, as `> /dev/null` would.
       fd_ = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-      if (fd_ < 0) throw OutputError(err("open", path, errno));
+      if (fd_ < 0) fail(std::strerror(errno));
     } else if (S_ISDIR(st.st_mode)) {
-      throw OutputError("cannot write '" + path + "': is a directory");
+      fail("is a directory");
     } else if (!S_ISREG(st.st_mode)) {
-      throw OutputError("cannot write '" + path + "': not a regular file");
+      fail("not a regular file, device or pipe");
     } else {
       // A regular file, perhaps through symlinks: replace the target.
       char resolved[PATH_MAX];
       if (::realpath(path.c_str(), resolved) == nullptr) {
-        throw OutputError(err("resolve", path, errno));
+        fail(std::string("cannot resolve the path: ") + std::strerror(errno));
       }
       target_ = resolved;
     }
   } else if (errno != ENOENT) {
-    throw OutputError(err("write", path, errno));
+    fail(std::strerror(errno));
   } else {
     struct stat lst;
     if (::lstat(path.c_str(), &lst) == 0 && S_ISLNK(lst.st_mode)) {
-      throw OutputError("cannot write '" + path + "': a symlink to a missing file");
+      fail("a symlink to a missing file");
     }
   }
   if (fd_ < 0) {
-    std::string tmpl = target_ + ".tmp.XXXXXX";
-    fd_ = ::mkostemp(tmpl.data(), O_CLOEXEC);
-    if (fd_ < 0) throw OutputError(err("write", path, errno));
+    std::string tmpl = target_ + ".tmp.XXXXXX" + temp_suffix;
+    fd_ = ::mkostemps(tmpl.data(), int(temp_suffix.size()), O_CLOEXEC);
+    if (fd_ < 0) fail(std::strerror(errno));
     temp_ = tmpl;
     register_pending(temp_);
     // mkostemp creates 0600; give the file the mode a plain open would.
@@ -150,25 +172,25 @@ std::ostream& OutputFile::stream() { return *os_; }
 void OutputFile::commit() {
   if (committed_) return;
   if (!buf_->flush_all() || os_->bad()) {
-    throw OutputError(err("write", path_, buf_->error() ? buf_->error() : EIO));
+    fail(std::strerror(buf_->error() ? buf_->error() : EIO));
   }
   if (!temp_.empty() && ::fsync(fd_) != 0 && errno != EINVAL) {
-    throw OutputError(err("write", path_, errno));
+    fail(std::strerror(errno));
   }
   const int fd = fd_;
   fd_ = -1;
-  if (::close(fd) != 0) throw OutputError(err("write", path_, errno));
+  if (::close(fd) != 0) fail(std::strerror(errno));
   if (!temp_.empty()) {
     if (::rename(temp_.c_str(), target_.c_str()) != 0) {
-      throw OutputError(err("rename into", path_, errno));
+      fail(std::string("cannot move the temporary file into place: ") + std::strerror(errno));
     }
     unregister_pending(temp_);
   }
   committed_ = true;
 }
 
-void write_output_file(const std::string& path, const std::string& text) {
-  OutputFile f(path);
+void write_output_file(const std::string& path, const std::string& text, const std::string& what) {
+  OutputFile f(path, what);
   f.stream().write(text.data(), std::streamsize(text.size()));
   f.commit();
 }
@@ -177,6 +199,10 @@ void remove_pending_outputs() noexcept {
   for (int i = 0; i < kMaxPending; ++i) {
     if (g_used[i].load()) ::unlink(g_pending[i]);
   }
+}
+
+void forget_pending_outputs() noexcept {
+  for (int i = 0; i < kMaxPending; ++i) g_used[i].store(false);
 }
 
 }  // namespace kb

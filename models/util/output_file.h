@@ -5,9 +5,11 @@
 // leaves no half-written file under the final name. A symlink is written
 // through: its target is the file replaced. A character device or FIFO
 // (/dev/null, /dev/stdout, a pipe) is written directly, never renamed onto.
-// A directory or any other kind of file is refused. Every write, the flush
-// and the close are checked: a failure (a full disk) is an OutputError
-// naming the path and the OS error.
+// /dev/stdout, /dev/stderr and /dev/fd/N write to the process's own file
+// descriptor, as a shell does (a rename would cut the link to a redirected
+// stdout). A directory or any other kind of file is refused. Every write,
+// the flush and the close are checked: a failure (a full disk) is an
+// OutputError naming the path and the OS error.
 #pragma once
 
 #include <memory>
@@ -23,8 +25,12 @@ struct OutputError : std::runtime_error {
 
 class OutputFile {
  public:
-  // Opens the temporary file (or the device). Throws OutputError.
-  explicit OutputFile(const std::string& path);
+  // Opens the temporary file (or the device). Throws OutputError. `what`
+  // names the output in messages ("cannot write op log 'PATH': ...").
+  // `temp_suffix` ends the temporary file's name, for writers that append
+  // their own extension to the name they are given (SystemC's ".vcd").
+  explicit OutputFile(const std::string& path, const std::string& what = "",
+                      const std::string& temp_suffix = "");
   // Without commit(): the temporary file is removed, the final name untouched.
   ~OutputFile();
   OutputFile(const OutputFile&) = delete;
@@ -33,7 +39,7 @@ class OutputFile {
   // The stream to write to. Its errors are reported by commit().
   std::ostream& stream();
   // Flushes, checks every write, closes and renames into place. Throws
-  // OutputError("cannot write 'PATH': No space left on device").
+  // OutputError("cannot write [WHAT ]'PATH': No space left on device").
   void commit();
 
   const std::string& path() const { return path_; }
@@ -44,7 +50,9 @@ class OutputFile {
 
  private:
   class Buf;
+  [[noreturn]] void fail(const std::string& reason) const;  // throws OutputError
   std::string path_;    // as the user gave it
+  std::string what_;
   std::string target_;  // the file finally replaced (symlinks resolved)
   std::string temp_;
   int fd_ = -1;
@@ -54,10 +62,13 @@ class OutputFile {
 };
 
 // Writes `text` to `path` through an OutputFile. Throws OutputError.
-void write_output_file(const std::string& path, const std::string& text);
+void write_output_file(const std::string& path, const std::string& text, const std::string& what = "");
 
 // Async-signal-safe: unlinks every temporary file of an OutputFile not yet
 // committed or destroyed. Call it from a fatal-signal handler before _exit.
 void remove_pending_outputs() noexcept;
+// In a forked child: forgets the parent's temporaries, which are not the
+// child's to remove.
+void forget_pending_outputs() noexcept;
 
 }  // namespace kb

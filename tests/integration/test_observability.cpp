@@ -919,7 +919,7 @@ TEST(ObservabilityCli, HelpDocumentsTheOptions) {
 TEST(ObservabilityCli, UnwritableOutputFailsTheRun) {
   const CliResult r = run_cli({"run", "gemm-composite", "--trace", "/nonexistent-dir/t.json"});
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_THAT(r.err, HasSubstr("cannot write '/nonexistent-dir/t.json': No such file or directory"));
+  EXPECT_THAT(r.err, HasSubstr("cannot write trace '/nonexistent-dir/t.json': No such file or directory"));
   EXPECT_EQ(r.out, "");
 }
 
