@@ -421,7 +421,10 @@ void check_flow_collections(const std::string& s) {
       continue;
     }
     if (!token_start) continue;
-    if (c == '#') {
+    if (prev == '\n' && (s.compare(i, 3, "---") == 0 || s.compare(i, 3, "...") == 0) &&
+        (i + 3 == s.size() || is_space(s[i + 3]))) {
+      i += 2;  // a document marker, not a plain scalar: "--- [" opens a collection
+    } else if (c == '#') {
       while (i + 1 < s.size() && s[i + 1] != '\n') ++i;
     } else if (c == '\'' || c == '"') {
       size_t j = i + 1;

@@ -729,6 +729,8 @@ TEST(PeConfigInput, PathologicalMebibyteFilesStaySmall) {
        }(),
        ":17: YAML nested deeper than 16 levels (a configuration is 4 deep)"},
       {"flow_sequence", flow, ":1: flow collection ([...] or {...}) longer than 16384 bytes"},
+      {"flow_sequence_after_document_marker", "--- " + flow.substr(4),
+       ":1: flow collection ([...] or {...}) longer than 16384 bytes"},
       {"flow_sequence_lines", flow_top,
        ":1: flow collection ([...] or {...}) longer than 16384 bytes"},
       {"block_sequence", block, ":10000: more than 10000 YAML nodes (a full configuration has "
