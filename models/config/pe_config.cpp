@@ -8,7 +8,6 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -420,6 +419,14 @@ void check_flow_collections(const std::string& s) {
       if (c == '#' && is_blank(prev)) --i, plain = false;  // lexed as a comment next
       continue;
     }
+    if (depth > 0 && is_one_of(c, "[{]}")) {  // indicators anywhere in a flow
+      if (c == '[' || c == '{') {
+        if (++depth > kMaxDepth) throw Rejected{line, nesting_text()};
+      } else {
+        --depth;
+      }
+      continue;
+    }
     if (!token_start) continue;
     if (prev == '\n' && (s.compare(i, 3, "---") == 0 || s.compare(i, 3, "...") == 0) &&
         (i + 3 == s.size() || is_space(s[i + 3]))) {
@@ -439,11 +446,9 @@ void check_flow_collections(const std::string& s) {
         }
       }
       i = j;
-    } else if (c == '[' || c == '{') {
-      if (depth == 0) open_pos = i, open_line = line;
-      if (++depth > kMaxDepth) throw Rejected{line, nesting_text()};
-    } else if (depth > 0 && (c == ']' || c == '}')) {
-      --depth;
+    } else if (depth == 0 && (c == '[' || c == '{')) {
+      open_pos = i, open_line = line;
+      depth = 1;
     } else if (depth == 0 && (c == '|' || c == '>')) {
       throw Rejected{line, "block scalar ('|' or '>'): a configuration value is a number or "
                            "true/false"};

@@ -672,6 +672,43 @@ TEST(PeConfigInput, AliasesAndBlockScalarsAreRejected) {
                     "a number or true/false");
 }
 
+// The guards leave a real configuration alone: every block a flow map,
+// brackets closing right after a value, and more than the flow limit of
+// text after them.
+TEST(PeConfigInput, FlowStyleConfigWithLongCommentsLoads) {
+  const std::string text =
+      "pe: {attrs: {clock_freq_ghz: 1.5, tile: {m: 32, n: 16, k: 8},\n"
+      "  scheduler: {queue_depth: 3}, dma: {setup_cycles: 5}, gemm: {array_rows: 4, "
+      "array_cols: 2},\n"
+      "  hbm: {efficiency: 0.5, latency_cycles: 7}, math: {lanes: 16}, "
+      "tcm: {latency_cycles: 1}, pe_cost_model: {fixed_per_cmd_cycles: 9}}}\n" +
+      [] {
+        std::string pad;
+        while (pad.size() < 40000) pad += "# [[[[ {{{{ ',' comment with brackets and quotes \"\n";
+        return pad;
+      }();
+  TempYaml file(text);
+  PeConfig expected;
+  expected.clock_freq_ghz = 1.5;
+  expected.tile = {32, 16, 8};
+  expected.scheduler.queue_depth = 3;
+  expected.dma.setup_cycles = 5;
+  expected.gemm = {4, 2};
+  expected.hbm.efficiency = 0.5;
+  expected.hbm.latency_cycles = 7;
+  expected.math.lanes = 16;
+  expected.tcm.latency_cycles = 1;
+  expected.cost_model.fixed_per_cmd_cycles = 9;
+  EXPECT_EQ(load_pe_config(file.path()), expected);
+  // Twenty sibling sequences are not twenty levels of nesting.
+  std::string siblings = "pe: {attrs: {tile: {";
+  for (int i = 0; i < 20; ++i) siblings += std::string(i ? ", " : "") + "m" + std::to_string(i) + ": [1]";
+  TempYaml sibling_file(siblings + "}}}\n");
+  EXPECT_EQ(error_of(sibling_file.path()),
+            sibling_file.path() + ":1: unknown key 'pe.attrs.tile.m0' (did you mean 'm'?); valid "
+                                  "keys under 'pe.attrs.tile': m, n, k");
+}
+
 // A long value is cut in the message, not echoed whole.
 TEST(PeConfigInput, LongValueIsCutInMessages) {
   EXPECT_EQ(error_of(kData + "long_value.yaml"),
