@@ -2,15 +2,15 @@
 // unknown-key detection, --set overrides, pe_config_keys() and the YAML dump.
 #include "models/config/pe_config.h"
 
+#include "models/util/input_file.h"
+
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <set>
 #include <sstream>
 #include <variant>
@@ -18,25 +18,57 @@
 namespace kb {
 namespace {
 
-// Value kinds: the range check and the wording of "expected ..." messages.
-enum class Kind { kUint, kPositiveUint, kNonNegFloat, kPositiveFloat, kFraction, kBool };
+// Value kinds: integers and floats carry the key's documented bounds.
+enum class Kind { kUint, kFloat, kBool };
 
-struct KindInfo {
-  const char* type;      // ConfigKeyInfo::type
-  const char* expected;  // completes "expected ..."
-  bool integer;
+// Inclusive bounds of a key (issue 11: every key has a documented lower and
+// upper bound, so that no value can overflow the arithmetic built on it).
+struct Range {
+  uint64_t umin = 0, umax = 0;  // kUint
+  double fmin = 0, fmax = 0;    // kFloat
 };
+constexpr Range U(uint64_t lo, uint64_t hi) { return {lo, hi, 0, 0}; }
+constexpr Range F(double lo, double hi) { return {0, 0, lo, hi}; }
 
-KindInfo info(Kind kind) {
-  switch (kind) {
-    case Kind::kUint: return {"uint", "a non-negative integer", true};
-    case Kind::kPositiveUint: return {"positive uint", "a positive integer", true};
-    case Kind::kNonNegFloat: return {"float >= 0", "a non-negative number", false};
-    case Kind::kPositiveFloat: return {"positive float", "a positive number", false};
-    case Kind::kFraction: return {"float in (0, 1]", "a number in (0, 1]", false};
-    case Kind::kBool: return {"bool", "true or false", false};
+// The bounds, with the arithmetic they keep in range:
+// - a clock of [0.001, 1000] GHz: a period of 1 ps to 1 us, so every clock
+//   edge has its own ps (models/pe/clock.h);
+// - per-operation cycle counts up to 10^6, and R up to 1000 cycles per byte:
+//   one command's dispatch (at most 10^6 + (2^32 - 1) x 1000 cycles) stays
+//   below 2^64 ps even at 1 MHz;
+// - dimensions (tile, array, lanes) up to 65536, the queue up to 4096;
+// - bandwidths of at least 0.001 (GB/s, bytes per cycle, efficiency), so a
+//   transfer's cycles are at most 10^9 x its bytes (PE_DMA at 1000 GHz).
+constexpr uint64_t kMaxCycles = 1000000;
+constexpr uint64_t kMaxDim = 65536;
+constexpr Range kCycles = U(0, kMaxCycles);
+constexpr Range kPositiveCycles = U(1, kMaxCycles);
+constexpr Range kDim = U(1, kMaxDim);
+
+// Shortest fixed-point text of a bound: 0.001, 1000, 1000000.
+std::string format_bound(double v) {
+  char buf[64];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed);
+  return ec == std::errc() ? std::string(buf, end) : "?";
+}
+
+std::string range_text(Kind kind, const Range& r) {
+  if (kind == Kind::kUint) {
+    return "[" + std::to_string(r.umin) + ", " + std::to_string(r.umax) + "]";
   }
-  return {"?", "?", false};
+  return "[" + format_bound(r.fmin) + ", " + format_bound(r.fmax) + "]";
+}
+
+// ConfigKeyInfo::type, e.g. "uint in [1, 65536]".
+std::string type_text(Kind kind, const Range& r) {
+  if (kind == Kind::kBool) return "bool";
+  return std::string(kind == Kind::kUint ? "uint in " : "float in ") + range_text(kind, r);
+}
+
+// Completes "expected ...".
+std::string expected_text(Kind kind, const Range& r) {
+  if (kind == Kind::kBool) return "true or false";
+  return std::string(kind == Kind::kUint ? "an integer in " : "a number in ") + range_text(kind, r);
 }
 
 // Where a key's value lives inside a PeConfig. Integer kinds must point at a
@@ -47,6 +79,7 @@ using FieldRef = std::variant<uint64_t*, double*, bool*>;
 struct Entry {
   const char* key;  // dotted path, YAML shape
   Kind kind;
+  Range range;
   FieldRef (*field)(PeConfig&);
   const char* doc;  // one line, with units
 };
@@ -56,62 +89,64 @@ struct Entry {
 // Order matters: dump_pe_config_yaml() emits keys in this order and opens a
 // block when the prefix changes, so the keys of one block must be adjacent.
 const Entry kSchema[] = {
-    {"pe.attrs.clock_freq_ghz", Kind::kPositiveFloat, KB_FIELD(clock_freq_ghz),
+    {"pe.attrs.clock_freq_ghz", Kind::kFloat, F(0.001, 1000), KB_FIELD(clock_freq_ghz),
      "PE clock, GHz"},
-    // ADR-0064 D4: dispatch cost-model knobs (cycle domain).
-    {"pe.attrs.data_mode", Kind::kBool, KB_FIELD(data_mode),
+    {"pe.attrs.data_mode", Kind::kBool, {}, KB_FIELD(data_mode),
      "memories hold real values and engines compute them (slower; --data)"},
-    {"pe.attrs.pe_cost_model.fixed_per_cmd_cycles", Kind::kUint,
+    // ADR-0064 D4: dispatch cost-model knobs (cycle domain).
+    {"pe.attrs.pe_cost_model.fixed_per_cmd_cycles", Kind::kUint, kCycles,
      KB_FIELD(cost_model.fixed_per_cmd_cycles),
      "FIXED cost of a CompositeCmd, cycles (ADR-0064 D3)"},
-    {"pe.attrs.pe_cost_model.fixed_per_single_op_cmd_cycles", Kind::kUint,
+    {"pe.attrs.pe_cost_model.fixed_per_single_op_cmd_cycles", Kind::kUint, kCycles,
      KB_FIELD(cost_model.fixed_per_single_op_cmd_cycles),
      "FIXED cost of a single-op command, cycles (ADR-0064 D8)"},
-    {"pe.attrs.pe_cost_model.byte_cycles_recip", Kind::kNonNegFloat,
+    {"pe.attrs.pe_cost_model.byte_cycles_recip", Kind::kFloat, F(0, 1000),
      KB_FIELD(cost_model.byte_cycles_recip),
      "R, dispatch cycles per logical byte (ADR-0064 D3)"},
-    // D7: the cap splits larger composites; zero would admit nothing.
-    {"pe.attrs.pe_cost_model.max_composite_logical_bytes", Kind::kPositiveUint,
+    // D7: the cap splits larger composites; zero would admit nothing. A
+    // command's logical bytes are a 32-bit count (ADR-0064 D2).
+    {"pe.attrs.pe_cost_model.max_composite_logical_bytes", Kind::kUint, U(1, 4294967295u),
      KB_FIELD(cost_model.max_composite_logical_bytes),
      "cap on one CompositeCmd's logical bytes, bytes (ADR-0064 D7)"},
-    {"pe.attrs.scheduler.queue_depth", Kind::kPositiveUint,
+    {"pe.attrs.scheduler.queue_depth", Kind::kUint, U(1, 4096),
      KB_FIELD(scheduler.queue_depth),
      "accepted-but-incomplete descriptors, entries"},
-    {"pe.attrs.tile.m", Kind::kPositiveUint, KB_FIELD(tile.m),
+    {"pe.attrs.tile.m", Kind::kUint, kDim, KB_FIELD(tile.m),
      "hardware tile M, elements"},
-    {"pe.attrs.tile.n", Kind::kPositiveUint, KB_FIELD(tile.n),
+    {"pe.attrs.tile.n", Kind::kUint, kDim, KB_FIELD(tile.n),
      "hardware tile N, elements"},
-    {"pe.attrs.tile.k", Kind::kPositiveUint, KB_FIELD(tile.k),
+    {"pe.attrs.tile.k", Kind::kUint, kDim, KB_FIELD(tile.k),
      "hardware tile K, elements"},
-    {"pe.attrs.dma.setup_cycles", Kind::kUint, KB_FIELD(dma.setup_cycles),
+    {"pe.attrs.dma.setup_cycles", Kind::kUint, kCycles, KB_FIELD(dma.setup_cycles),
      "descriptor fetch + address generation, cycles"},
-    {"pe.attrs.hbm.pseudo_channels", Kind::kPositiveUint,
+    {"pe.attrs.hbm.pseudo_channels", Kind::kUint, U(1, 1024),
      KB_FIELD(hbm.pseudo_channels), "pseudo-channels in the PE's HBM share"},
-    {"pe.attrs.hbm.channel_gbps", Kind::kPositiveFloat,
+    {"pe.attrs.hbm.channel_gbps", Kind::kFloat, F(0.001, 1000000),
      KB_FIELD(hbm.channel_gbps), "peak bandwidth per pseudo-channel, GB/s"},
-    {"pe.attrs.hbm.efficiency", Kind::kFraction, KB_FIELD(hbm.efficiency),
-     "achieved fraction of peak bandwidth, (0, 1]"},
-    {"pe.attrs.hbm.latency_cycles", Kind::kUint, KB_FIELD(hbm.latency_cycles),
+    {"pe.attrs.hbm.efficiency", Kind::kFloat, F(0.001, 1), KB_FIELD(hbm.efficiency),
+     "achieved fraction of peak bandwidth"},
+    {"pe.attrs.hbm.latency_cycles", Kind::kUint, kCycles, KB_FIELD(hbm.latency_cycles),
      "first-byte latency of a read or write, cycles"},
-    {"pe.attrs.gemm.array_rows", Kind::kPositiveUint,
+    {"pe.attrs.gemm.array_rows", Kind::kUint, kDim,
      KB_FIELD(gemm.array_rows), "systolic array rows (R)"},
-    {"pe.attrs.gemm.array_cols", Kind::kPositiveUint,
+    {"pe.attrs.gemm.array_cols", Kind::kUint, kDim,
      KB_FIELD(gemm.array_cols), "systolic array columns (C)"},
-    {"pe.attrs.math.lanes", Kind::kPositiveUint, KB_FIELD(math.lanes),
+    {"pe.attrs.math.lanes", Kind::kUint, kDim, KB_FIELD(math.lanes),
      "vector lanes, elements per issue"},
-    {"pe.attrs.math.pipeline_latency_cycles", Kind::kUint,
+    {"pe.attrs.math.pipeline_latency_cycles", Kind::kUint, kCycles,
      KB_FIELD(math.pipeline_latency_cycles), "pipeline latency, cycles"},
-    {"pe.attrs.math.elementwise_cycles", Kind::kPositiveUint,
+    {"pe.attrs.math.elementwise_cycles", Kind::kUint, kPositiveCycles,
      KB_FIELD(math.elementwise_cycles),
      "add/sub/mul/max/copy/scale per lane group, cycles"},
-    {"pe.attrs.math.transcendental_cycles", Kind::kPositiveUint,
+    {"pe.attrs.math.transcendental_cycles", Kind::kUint, kPositiveCycles,
      KB_FIELD(math.transcendental_cycles),
      "exp/div/recip per lane group, cycles"},
-    {"pe.attrs.tcm.size_bytes", Kind::kPositiveUint, KB_FIELD(tcm.size_bytes),
+    // On-chip SRAM: 4 GiB is far beyond any; addresses stay 32-bit.
+    {"pe.attrs.tcm.size_bytes", Kind::kUint, U(1, uint64_t(1) << 32), KB_FIELD(tcm.size_bytes),
      "TCM capacity, bytes"},
-    {"pe.attrs.tcm.bytes_per_cycle", Kind::kPositiveFloat,
+    {"pe.attrs.tcm.bytes_per_cycle", Kind::kFloat, F(0.001, 1000000),
      KB_FIELD(tcm.bytes_per_cycle), "FETCH/STORE bandwidth, bytes per cycle"},
-    {"pe.attrs.tcm.latency_cycles", Kind::kUint, KB_FIELD(tcm.latency_cycles),
+    {"pe.attrs.tcm.latency_cycles", Kind::kUint, kCycles, KB_FIELD(tcm.latency_cycles),
      "access latency, cycles"},
 };
 
@@ -201,6 +236,9 @@ std::string suggestion(const std::string& name,
   const std::string* best = nullptr;
   size_t best_d = std::max<size_t>(2, name.size() / 4) + 1;
   for (const std::string& c : candidates) {
+    // The distance is at least the length difference: skip the quadratic
+    // work for a long name (a 1 MiB key must not take seconds).
+    if (std::max(name.size(), c.size()) - std::min(name.size(), c.size()) >= best_d) continue;
     size_t d = edit_distance(name, c);
     if (d < best_d) best_d = d, best = &c;
   }
@@ -213,44 +251,77 @@ std::string suggestion(const std::string& name,
   throw ConfigError(source + ": " + what);
 }
 
+// Text from the input as it appears in a message: at most kShown bytes (cut
+// at a character boundary), so that a 1 MiB value is not echoed whole.
+constexpr size_t kShown = 60;
+std::string cut(const std::string& text) {
+  if (text.size() <= kShown) return text;
+  size_t n = kShown;
+  while (n > 0 && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80) --n;  // UTF-8 continuation
+  return text.substr(0, n) + "... (" + std::to_string(text.size()) + " bytes)";
+}
+
+// Appends `node` in one-line flow style, stopping soon after `out` reaches
+// `limit` characters (the work is bounded, whatever the node's size).
+void render(const YAML::Node& node, std::string& out, size_t limit) {
+  if (out.size() > limit) return;
+  if (node.IsScalar()) {
+    out.append(node.Scalar(), 0, limit + 1 - out.size());
+  } else if (node.IsSequence() || node.IsMap()) {
+    out += node.IsMap() ? '{' : '[';
+    bool first = true;
+    for (const auto& item : node) {
+      if (out.size() > limit) return;
+      if (!first) out += ", ";
+      first = false;
+      if (node.IsMap()) {
+        render(item.first, out, limit);
+        out += ": ";
+        render(item.second, out, limit);
+      } else {
+        render(item, out, limit);
+      }
+    }
+    out += node.IsMap() ? '}' : ']';
+  } else {
+    out += '~';
+  }
+}
+
 // How a node reads in "got ...".
 std::string describe(const YAML::Node& node) {
   if (node.IsScalar()) {
     // yaml-cpp tags quoted scalars "!": they are strings, never numbers.
-    return (node.Tag() == "!" ? "quoted string '" : "'") + node.Scalar() + "'";
+    return (node.Tag() == "!" ? "quoted string '" : "'") + cut(node.Scalar()) + "'";
   }
   if (node.IsSequence() || node.IsMap()) {
-    YAML::Emitter flow;  // one line, whatever style the file used
-    flow.SetSeqFormat(YAML::Flow);
-    flow.SetMapFormat(YAML::Flow);
-    flow << node;
-    std::string text = flow.c_str();
-    if (text.size() > 60) text = text.substr(0, 57) + "...";
+    std::string text;
+    render(node, text, kShown);
+    if (text.size() > kShown) text = text.substr(0, kShown - 3) + "...";
     return std::string(node.IsMap() ? "a map " : "a sequence ") + text;
   }
   return "nothing (null)";
 }
 
-// Parses the plain scalar `text` as `kind` into `field`. Returns "" on
-// success, else what was expected. Integers are plain decimal digits only
-// (no sign, no exponent, no 0x) so that `-1` and `1.5` are rejected.
-std::string store(const std::string& text, Kind kind, FieldRef field) {
+// Parses the plain scalar `text` as `e`'s kind into its field of `cfg`.
+// Returns "" on success, else what was expected. Integers are plain decimal
+// digits only (no sign, no exponent, no 0x) so that `-1` and `1.5` are
+// rejected; floats must be finite; both must lie within the key's bounds.
+std::string store(const std::string& text, const Entry& e, PeConfig& cfg) {
   const char* first = text.data();
   const char* last = first + text.size();
-  const std::string expected = info(kind).expected;
-  if (kind == Kind::kBool) {  // YAML 1.2 core schema booleans only
+  const std::string expected = expected_text(e.kind, e.range);
+  const FieldRef field = e.field(cfg);
+  if (e.kind == Kind::kBool) {  // YAML 1.2 core schema booleans only
     if (text != "true" && text != "false") return expected;
     *std::get<bool*>(field) = text == "true";
     return "";
   }
-  if (info(kind).integer) {
+  if (e.kind == Kind::kUint) {
     uint64_t v = 0;
-    auto [end, ec] = std::from_chars(first, last, v);
-    if (ec == std::errc::result_out_of_range && end == last) {
-      return expected + " that fits in 64 bits (at most 18446744073709551615)";
-    }
+    auto [end, ec] = std::from_chars(first, last, v);  // out of range: an error too
     if (ec != std::errc() || end != last || text.empty()) return expected;
-    if (kind == Kind::kPositiveUint && v == 0) return expected;
+    if (v < e.range.umin || v > e.range.umax) return expected;
     *std::get<uint64_t*>(field) = v;
     return "";
   }
@@ -263,10 +334,7 @@ std::string store(const std::string& text, Kind kind, FieldRef field) {
     return expected;
   }
   v += 0.0;  // -0 -> +0, so `-0` dumps as 0.0
-  const bool ok = kind == Kind::kNonNegFloat    ? v >= 0
-                  : kind == Kind::kPositiveFloat ? v > 0
-                                                 : v > 0 && v <= 1;
-  if (!ok) return expected;
+  if (!(v >= e.range.fmin && v <= e.range.fmax)) return expected;
   *std::get<double*>(field) = v;
   return "";
 }
@@ -275,9 +343,9 @@ void store_node(PeConfig& cfg, const Entry& e, const YAML::Node& node,
                 const std::string& source) {
   const std::string head = std::string("key '") + e.key + "': expected ";
   if (!node.IsScalar() || node.Tag() == "!") {
-    fail(source, head + info(e.kind).expected + ", got " + describe(node));
+    fail(source, head + expected_text(e.kind, e.range) + ", got " + describe(node));
   }
-  std::string expected = store(node.Scalar(), e.kind, e.field(cfg));
+  std::string expected = store(node.Scalar(), e, cfg);
   if (!expected.empty()) fail(source, head + expected + ", got " + describe(node));
 }
 
@@ -294,6 +362,187 @@ std::string format(FieldRef field) {
   if (auto* u = std::get_if<uint64_t*>(&field)) return std::to_string(**u);
   if (auto* b = std::get_if<bool*>(&field)) return **b ? "true" : "false";
   return format_double(*std::get<double*>(field));
+}
+
+// ---- bounded parsing of untrusted YAML --------------------------------------
+//
+// yaml-cpp 0.7 is given only text it handles in bounded time and memory
+// (issue 11). A full configuration is about 60 nodes, 4 maps deep, with
+// flow collections of a few dozen bytes; the limits below are far above that.
+constexpr int kMaxDepth = 16;             // nested collections
+constexpr size_t kMaxNodes = 10000;       // YAML::Node costs ~500 bytes each
+constexpr size_t kMaxFlowBytes = 16384;   // one flow collection, [...] or {...}
+
+// Input refused before or while yaml-cpp parses it: `line` (1-based) and what.
+struct Rejected {
+  size_t line;
+  std::string what;
+};
+
+std::string nesting_text() {
+  return "YAML nested deeper than " + std::to_string(kMaxDepth) +
+         " levels (a configuration is 4 deep)";
+}
+
+bool is_blank(char c) { return c == ' ' || c == '\t'; }
+bool is_space(char c) { return is_blank(c) || c == '\n' || c == '\r'; }
+bool is_one_of(char c, const char* set) { return c != '\0' && std::strchr(set, c) != nullptr; }
+
+// yaml-cpp 0.7 keeps every token of a flow collection that might be a mapping
+// key (one at the top level, or first on a line) until its closing bracket,
+// ~300 bytes a token: a 1 MiB `[[[[...` or `[1,1,1,...]` takes 250 MB before
+// the first event. So flow collections are measured on the text first: no
+// more than kMaxDepth deep, no longer than kMaxFlowBytes. A light lexer is
+// enough: comments, quoted scalars and block-context plain scalars (which may
+// contain brackets) are skipped. A block scalar (`|`, `>`) is a string, never
+// a valid value, and is refused here rather than lexed.
+void check_flow_collections(const std::string& s) {
+  size_t line = 1;
+  int depth = 0;
+  size_t open_pos = 0, open_line = 0;  // the outermost open collection
+  bool plain = false;                  // in a block-context plain scalar
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (c == '\n') {
+      ++line;
+      plain = false;
+      continue;
+    }
+    if (depth > 0 && i - open_pos >= kMaxFlowBytes) {
+      throw Rejected{open_line, "flow collection ([...] or {...}) longer than " +
+                                    std::to_string(kMaxFlowBytes) + " bytes"};
+    }
+    const char prev = i == 0 ? '\n' : s[i - 1];
+    const bool token_start = is_space(prev) || (depth > 0 && is_one_of(prev, "[]{},:"));
+    if (plain) {  // ends at ": " or a comment
+      if (c == ':' && (i + 1 == s.size() || is_space(s[i + 1]))) plain = false;
+      if (c == '#' && is_blank(prev)) --i, plain = false;  // lexed as a comment next
+      continue;
+    }
+    if (depth > 0 && is_one_of(c, "[{]}")) {  // indicators anywhere in a flow
+      if (c == '[' || c == '{') {
+        if (++depth > kMaxDepth) throw Rejected{line, nesting_text()};
+      } else {
+        --depth;
+      }
+      continue;
+    }
+    if (!token_start) continue;
+    if (prev == '\n' && (s.compare(i, 3, "---") == 0 || s.compare(i, 3, "...") == 0) &&
+        (i + 3 == s.size() || is_space(s[i + 3]))) {
+      i += 2;  // a document marker, not a plain scalar: "--- [" opens a collection
+    } else if (c == '#') {
+      while (i + 1 < s.size() && s[i + 1] != '\n') ++i;
+    } else if (c == '\'' || c == '"') {
+      size_t j = i + 1;
+      for (; j < s.size(); ++j) {
+        if (s[j] == '\n') ++line;
+        if (c == '"' && s[j] == '\\') {
+          if (j + 1 < s.size() && s[j + 1] == '\n') ++line;
+          ++j;
+        } else if (s[j] == c) {
+          if (c == '\'' && j + 1 < s.size() && s[j + 1] == '\'') ++j;  // '' is a quote
+          else break;
+        }
+      }
+      i = j;
+    } else if (depth == 0 && (c == '[' || c == '{')) {
+      open_pos = i, open_line = line;
+      depth = 1;
+    } else if (depth == 0 && (c == '|' || c == '>')) {
+      throw Rejected{line, "block scalar ('|' or '>'): a configuration value is a number or "
+                           "true/false"};
+    } else if (depth == 0 && !is_one_of(c, "-?:,[]{}#&*!|>'\"%@`") ) {
+      plain = true;
+    } else if (depth == 0 && is_one_of(c, "-?:") && i + 1 < s.size() && !is_space(s[i + 1])) {
+      plain = true;  // "-1", ":x": a plain scalar, not an indicator
+    }
+  }
+}
+
+// Counts documents, nodes and depth from yaml-cpp's events, before any
+// YAML::Node is built.
+class EventCheck : public YAML::EventHandler {
+ public:
+  explicit EventCheck(const std::string& text) : text_(text) {}
+
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    // yaml-cpp 0.7 scans ',' outside a flow collection as a flow-entry token
+    // that no rule consumes: a document starting there ends at once without
+    // consuming it, so YAML::LoadAll makes empty documents forever (yaml-cpp
+    // issue 1040, fixed upstream by PR 1319). YAML allows no ',' there.
+    const bool comma = mark.pos >= 0 && size_t(mark.pos) < text_.size() &&
+                       text_[size_t(mark.pos)] == ',';
+    if (comma || (docs_ == 1 && mark.pos == first_pos_)) {
+      throw Rejected{line(mark), "unexpected ',' outside a flow collection ([...] or {...})"};
+    }
+    if (++docs_ > 1) throw Rejected{line(mark), "expected one YAML document, found a second"};
+    first_pos_ = mark.pos;
+  }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t) override { node(mark); }
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override {
+    // A shared node is printed once per use: `*a` in a message could expand
+    // exponentially. A configuration has no use for them.
+    throw Rejected{line(mark), "aliases (*name) are not supported in a configuration"};
+  }
+  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                const std::string&) override {
+    node(mark);
+  }
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {
+    open(mark);
+  }
+  void OnSequenceEnd() override { --depth_; }
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {
+    open(mark);
+  }
+  void OnMapEnd() override { --depth_; }
+
+ private:
+  static size_t line(const YAML::Mark& mark) { return mark.line < 0 ? 0 : size_t(mark.line) + 1; }
+  void node(const YAML::Mark& mark) {
+    if (++nodes_ > kMaxNodes) {
+      throw Rejected{line(mark), "more than " + std::to_string(kMaxNodes) +
+                                     " YAML nodes (a full configuration has about 60)"};
+    }
+  }
+  void open(const YAML::Mark& mark) {
+    node(mark);
+    if (++depth_ > kMaxDepth) throw Rejected{line(mark), nesting_text()};
+  }
+
+  const std::string& text_;
+  int docs_ = 0;
+  int first_pos_ = -1;
+  int depth_ = 0;
+  size_t nodes_ = 0;
+};
+
+// The one YAML document of `text` (a null node if there is none). Throws
+// Rejected, or YAML::Exception for malformed YAML.
+YAML::Node parse_yaml(const std::string& input) {
+  // yaml-cpp skips a leading UTF-8 byte order mark and counts its marks'
+  // positions after it.
+  const std::string text = input.compare(0, 3, "\xEF\xBB\xBF") == 0 ? input.substr(3) : input;
+  check_flow_collections(text);
+  {
+    std::istringstream in(text);
+    YAML::Parser parser(in);
+    EventCheck check(text);
+    // EventCheck throws at a second document: two rounds at most, whatever
+    // the text.
+    for (int round = 0; round < 2 && parser.HandleNextDocument(check); ++round) {
+    }
+  }
+  return YAML::Load(text);  // the first document only; checked above
+}
+
+// "FILE:LINE" of a yaml-cpp mark.
+std::string at_mark(const std::string& file, const YAML::Mark& mark) {
+  return file + ":" + (mark.is_null() ? "?" : std::to_string(mark.line + 1));
 }
 
 // ---- the file ------------------------------------------------------------
@@ -318,7 +567,7 @@ class FileLoader {
       }
       const std::string full = join_path(path, key.Scalar());
       if (!seen.insert(key.Scalar()).second) {
-        fail(at(key), "duplicate key '" + full + "'");
+        fail(at(key), "duplicate key '" + cut(full) + "'");
       }
       if (const Entry* e = find_leaf(full)) {
         // A missing value's mark is where the parser stopped (often the
@@ -329,7 +578,7 @@ class FileLoader {
         walk(kv.second, full);
       } else {
         const auto valid = children(path);
-        fail(at(key), "unknown key '" + full + "'" +
+        fail(at(key), "unknown key '" + cut(full) + "'" +
                           suggestion(key.Scalar(), valid) + "; valid keys " +
                           (path.empty() ? "at top level" : "under '" + path + "'") +
                           ": " + join(valid));
@@ -341,7 +590,7 @@ class FileLoader {
   std::string at(const YAML::Node& node, const YAML::Node& fallback = {}) const {
     YAML::Mark mark = node.Mark();
     if (mark.is_null() && fallback.IsDefined()) mark = fallback.Mark();
-    return file_ + ":" + (mark.is_null() ? "?" : std::to_string(mark.line + 1));
+    return at_mark(file_, mark);
   }
 
  private:
@@ -350,39 +599,37 @@ class FileLoader {
 };
 
 void load_file(const std::string& path, PeConfig& cfg) {
-  // An ifstream opens a directory fine and then reads nothing, which would
-  // silently give defaults.
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    throw ConfigError("cannot open config file '" + path + "': is a directory");
-  }
-  std::ifstream in(path);
-  if (!in) {
-    throw ConfigError("cannot open config file '" + path + "': " +
-                      std::strerror(errno));
-  }
-  std::vector<YAML::Node> docs;
+  std::string text;
   try {
-    docs = YAML::LoadAll(in);
+    // A regular file of at most 1 MiB without NUL bytes: never a device,
+    // a FIFO or an endless stream.
+    text = read_input_file(path, kMaxConfigFileBytes, "config file");
+  } catch (const InputFileError& e) {
+    throw ConfigError(e.what());
+  }
+  YAML::Node doc;
+  try {
+    doc = parse_yaml(text);
+  } catch (const Rejected& r) {
+    fail(path + ":" + std::to_string(r.line), r.what);
   } catch (const YAML::Exception& e) {
-    fail(path + ":" + (e.mark.is_null() ? "?" : std::to_string(e.mark.line + 1)),
-         "malformed YAML: " + e.msg);
+    fail(at_mark(path, e.mark), "malformed YAML: " + e.msg);
   }
-  FileLoader loader(path, cfg);
-  if (docs.size() > 1) {
-    fail(loader.at(docs[1]), "expected one YAML document, found " +
-                                 std::to_string(docs.size()));
-  }
-  if (!docs.empty()) loader.walk(docs[0], "");
+  FileLoader(path, cfg).walk(doc, "");
 }
+
+// Keys longer than any real one are reported without suggestions (whose
+// search is quadratic in the key's length).
+constexpr size_t kMaxKeyChars = 200;
 
 // One `KEY=VALUE` of --set.
 void apply_set(const std::string& set, PeConfig& cfg) {
-  const std::string source = "--set " + set;
   const size_t eq = set.find('=');
-  if (eq == std::string::npos) fail(source, "expected KEY=VALUE (no '=')");
+  if (eq == std::string::npos) fail("--set " + cut(set), "expected KEY=VALUE (no '=')");
+  const std::string source = "--set " + cut(set.substr(0, eq)) + "=" + cut(set.substr(eq + 1));
   const std::string key = set.substr(0, eq);
   const Entry* e = find_leaf(key);
+  if (!e && key.size() > kMaxKeyChars) fail(source, "unknown key '" + cut(key) + "'");
   if (!e && !key.empty() && is_block(key)) {
     fail(source, "key '" + key + "' is a block, not a value; set one of: " +
                      join(leaves(key)));
@@ -399,7 +646,9 @@ void apply_set(const std::string& set, PeConfig& cfg) {
   }
   YAML::Node value;
   try {
-    value = YAML::Load(set.substr(eq + 1));
+    value = parse_yaml(set.substr(eq + 1));  // the same guards as a file
+  } catch (const Rejected& r) {
+    fail(source, "key '" + key + "': " + r.what);
   } catch (const YAML::Exception& ex) {
     fail(source, "key '" + key + "': value is not valid YAML: " + ex.msg);
   }
@@ -413,7 +662,7 @@ const std::vector<ConfigKeyInfo>& pe_config_keys() {
     PeConfig defaults;
     std::vector<ConfigKeyInfo> out;
     for (const Entry& e : kSchema) {
-      out.push_back({e.key, info(e.kind).type, format(e.field(defaults)), e.doc});
+      out.push_back({e.key, type_text(e.kind, e.range), format(e.field(defaults)), e.doc});
     }
     return out;
   }();

@@ -96,7 +96,7 @@ struct ConfigError : std::runtime_error {
 // One schema entry, for documentation (--help, README) and dumping.
 struct ConfigKeyInfo {
   std::string key;        // dotted path, e.g. pe.attrs.pe_cost_model.byte_cycles_recip
-  std::string type;       // "uint" (>= 0 integer), "positive uint", "positive float", ...
+  std::string type;       // with its inclusive bounds: "uint in [1, 65536]", "float in [0.001, 1000]", "bool"
   std::string default_value;
   std::string doc;
 };
@@ -104,6 +104,11 @@ const std::vector<ConfigKeyInfo>& pe_config_keys();
 
 // Loads `path` (empty: defaults only), then applies each `KEY=VALUE` of
 // `sets` in order (VALUE parsed as a YAML scalar). Throws ConfigError.
+// The file is untrusted input: a regular file of at most kMaxConfigFileBytes
+// without NUL bytes, one YAML document, no aliases, at most 16 levels deep,
+// 10000 nodes and flow collections of 16 KiB, so that parsing takes bounded
+// time and memory (yaml-cpp 0.7 loops on some inputs, issue 1040). Values in
+// messages are cut to 60 bytes.
 PeConfig load_pe_config(const std::string& path,
                         const std::vector<std::string>& sets = {});
 

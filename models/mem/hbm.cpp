@@ -11,7 +11,7 @@ Hbm::Hbm(sc_core::sc_module_name name, const PeConfig& cfg)
 
 void Hbm::b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) {
   // Annotated, not waited: the initiator synchronises (loosely timed).
-  delay += clock_.cycles(hbm_access_cycles(cfg_, payload.get_data_length()));
+  delay += clock_.cycles_from(delay, hbm_access_cycles(cfg_, payload.get_data_length()));
   payload.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 

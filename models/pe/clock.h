@@ -1,33 +1,91 @@
 // The PE clock: costs live in cycles; this turns them into sc_time. Every
 // module asks the PE's clock (pe.attrs.clock_freq_ghz) and none duplicates it
 // (STYLE.md 3, ADR-0064 D3).
+//
+// Time is kept exactly (issue 11). Edge N of the clock (cycles counted from
+// time 0) is at
+//     edge_ps(N) = round(N x 1000 / f) ps, halves rounded up,
+// computed in integers, with f taken as the decimal it is written as (the
+// shortest decimal that reads back as the same double: 0.7 GHz is 7/10 GHz,
+// not the nearest binary fraction). Every PE delay is whole cycles starting
+// on an edge, so a delay of n cycles from edge N ends exactly at edge N + n
+// and rounding never accumulates: at 1.5 GHz, 3 cycles are 2000 ps and 3e9
+// cycles 2 s exactly, while single cycles last 667 or 666 ps. When the period
+// is a whole number of ps (1, 2, 0.5, 0.25 GHz, ...) every delay is simply
+// n x period. A delay starting between edges (only an outside LT initiator
+// can start one) lasts as long as one starting at the nearest edge.
+//
+// The frequency lies in [0.001, 1000] GHz: a period of at least 1 ps gives
+// every edge its own ps. A time past 2^64 - 1 ps (about 213 days) throws
+// TimeOverflow; it never wraps or saturates silently.
 #pragma once
 
 #include <cstdint>
+#include <stdexcept>
 
 #include <systemc>
 
 namespace kb {
 
-class Clock {
- public:
-  // The period is rounded to the SystemC time resolution (1 ps).
-  explicit Clock(double freq_ghz)
-      : period_(sc_core::sc_time(1.0 / freq_ghz, sc_core::SC_NS)) {}
-  const sc_core::sc_time& period() const { return period_; }
-  // Exact while n x period stays below 2^53 ps (about 2.5 hours); inline,
-  // unlike sc_time::from_value, because every stage and dispatch asks.
-  sc_core::sc_time cycles(uint64_t n) const {
-    sc_core::sc_time t = period_;
-    t *= double(n);
-    return t;
-  }
-
- private:
-  sc_core::sc_time period_;
-};
-
 // The current simulation time in ps; inline, unlike sc_time_stamp().
 inline uint64_t now_ps() { return sc_core::sc_get_curr_simcontext()->time_stamp().value(); }
+
+// Exact period arithmetic needs more than 64 bits (GCC and clang).
+__extension__ using Uint128 = unsigned __int128;
+
+struct TimeOverflow : std::overflow_error {
+  using std::overflow_error::overflow_error;
+};
+
+class Clock {
+ public:
+  static constexpr double kMinFreqGhz = 0.001;
+  static constexpr double kMaxFreqGhz = 1000.0;
+
+  // Throws std::invalid_argument for a frequency outside [kMinFreqGhz,
+  // kMaxFreqGhz] (the configuration loader refuses those first).
+  explicit Clock(double freq_ghz);
+
+  // n cycles from now, as a delay.
+  sc_core::sc_time cycles(uint64_t n) const { return cycles_from(sc_core::SC_ZERO_TIME, n); }
+  // n cycles from `offset` after now: loosely timed targets add their time to
+  // an annotated delay, and their cycles start where that delay ends.
+  sc_core::sc_time cycles_from(const sc_core::sc_time& offset, uint64_t n) const {
+    const uint64_t start = now_ps() + offset.value();  // both below an edge time
+    return sc_core::sc_time::from_value(delay_ps(start, n));
+  }
+
+  // ps of a delay of n cycles starting at `start_ps` (pure; for tests too).
+  uint64_t delay_ps(uint64_t start_ps, uint64_t n) const {
+    if (whole_ps_) {  // fast path: 1 GHz and the like
+      uint64_t d, end;
+      if (__builtin_mul_overflow(n, period_ps_, &d) || __builtin_add_overflow(start_ps, d, &end)) {
+        overflow(start_ps, n);
+      }
+      return d;
+    }
+    return edge_delay_ps(start_ps, n);
+  }
+  // Time of edge `cycle`: round(cycle x 1000 / f) ps. Throws TimeOverflow.
+  uint64_t edge_ps(uint64_t cycle) const;
+  // The edge nearest `ps` (exact for an edge's time, since the period is at
+  // least 1 ps).
+  uint64_t cycle_at(uint64_t ps) const;
+  // n cycles as a duration: the time of edge n, e.g. for totals of cycles.
+  uint64_t duration_ps(uint64_t n) const { return edge_ps(n); }
+
+ private:
+  uint64_t edge_delay_ps(uint64_t start_ps, uint64_t n) const;
+  [[noreturn]] void overflow(uint64_t start_ps, uint64_t n) const;
+
+  // The period is num_ / den_ ps, in lowest terms; num_ may exceed 64 bits
+  // (f = 0.0010000000000000002 GHz gives 10^22 / (10^16 + 2)).
+  Uint128 num_ = 0;
+  uint64_t den_ = 1;
+  uint64_t q_ = 0, r_ = 0;  // num_ / den_ and num_ % den_
+  bool whole_ps_ = false;   // den_ == 1
+  uint64_t period_ps_ = 0;  // q_, when whole_ps_
+  double freq_ghz_ = 0;
+};
 
 }  // namespace kb

@@ -1,6 +1,10 @@
 #include "models/pe/cost_model.h"
 
 #include <cmath>
+#include <optional>
+#include <stdexcept>
+
+#include "models/util/checked.h"
 
 namespace kb {
 
@@ -22,7 +26,15 @@ DispatchCost dispatch_cost(const Command& cmd, const CostModelConfig& cm) {
   c.exact_cycles = double(c.fixed_cycles) + double(c.logical_bytes) * cm.byte_cycles_recip;
   // Whole cycles so the descriptor write falls on a clock edge; the epsilon
   // keeps binary round-off (e.g. 0.1 x 10) from adding a spurious cycle.
-  c.charged_cycles = uint64_t(std::ceil(c.exact_cycles - 1e-9));
+  const std::optional<uint64_t> charged = ceil_to_u64(c.exact_cycles - 1e-9);
+  if (!charged) {  // only a PeConfig built in code can get here: the loader bounds R
+    throw std::overflow_error(
+        "dispatch cost of " + std::string(command_type_name(cmd)) + " does not fit in 64 bits: " +
+        std::to_string(c.fixed_cycles) + " + " + std::to_string(c.logical_bytes) + " bytes x " +
+        std::to_string(cm.byte_cycles_recip) +
+        " cycles (pe.attrs.pe_cost_model.byte_cycles_recip)");
+  }
+  c.charged_cycles = *charged;
   return c;
 }
 

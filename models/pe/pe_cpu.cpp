@@ -95,7 +95,9 @@ DispatchTotals PeCpu::dispatch_totals() const {
   t.logical_bytes = current_->logical_bytes;
   t.cycles_exact = current_->dispatch_cycles_exact;
   t.cycles_charged = current_->dispatch_cycles_charged;
-  t.dispatch_ps = current_->dispatch_ps;
+  // Committed ahead of simulated time (the kernel runs ahead): the charged
+  // cycles as time, converted once (models/pe/clock.h).
+  t.dispatch_ps = clock_.duration_ps(current_->dispatch_cycles_charged);
   return t;
 }
 
@@ -128,12 +130,9 @@ void PeCpu::add_cpu_record(RecordKind kind, uint64_t id, const Command* c, uint6
 void PeCpu::dispatch(Command&& c) {
   LaunchResult& res = *current_;
   const DispatchCost cost = dispatch_cost(c, cfg_.cost_model);
-  const sc_core::sc_time charged = clock_.cycles(cost.charged_cycles);
-  const uint64_t charged_ps = charged.value();
   if (std::holds_alternative<CpuOverheadCmd>(c)) {  // ADR-0064 D5: bypass
     if (observer_) observer_->on_command(c);
-    res.cpu_cycles_ps += charged_ps;
-    enqueue(std::move(c), 0, cost, charged);
+    enqueue(std::move(c), 0, cost);
     return;
   }
   // Rejections happen before any time is charged or anything is queued.
@@ -151,17 +150,15 @@ void PeCpu::dispatch(Command&& c) {
   ++next_id_;
   if (observer_) observer_->on_command(c);
   // The totals are known now; the pipeline spends the time (ADR-0064 D1).
-  res.dispatch_ps += charged_ps;
   res.dispatch_cycles_exact += cost.exact_cycles;
   res.dispatch_cycles_charged += cost.charged_cycles;
   res.logical_bytes += cost.logical_bytes;
   ++res.commands;
   ++res.commands_by_type[c.index()];
-  enqueue(std::move(c), id, cost, charged);
+  enqueue(std::move(c), id, cost);
 }
 
-void PeCpu::enqueue(Command&& c, uint64_t id, const DispatchCost& cost,
-                    const sc_core::sc_time& charged) {
+void PeCpu::enqueue(Command&& c, uint64_t id, const DispatchCost& cost) {
   while (queued_ == ahead_.size()) {
     kernel_blocked_ = true;
     sc_core::wait(room_);
@@ -170,7 +167,6 @@ void PeCpu::enqueue(Command&& c, uint64_t id, const DispatchCost& cost,
   q.cmd = std::move(c);
   q.id = id;
   q.cost = cost;
-  q.charged = charged;
   ++queued_;
   if (!pipeline_busy_) start_next();
 }
@@ -182,17 +178,21 @@ void PeCpu::start_next() {
     idle_.notify();
     return;
   }
+  // Converted now, from where the dispatch starts (models/pe/clock.h); first,
+  // so that a TimeOverflow leaves the pipeline idle and the launch can end.
+  const sc_core::sc_time charged = clock_.cycles(ahead_[head_].cost.charged_cycles);
   // ADR-0064 D1: PE_CPU is busy for the dispatch cycles, then writes.
   pipeline_busy_ = true;
   step_start_ps_ = now_ps();
   if (StreamingStats* st = log_.stats()) st->cpu_busy(step_start_ps_, true);
   set_state(CpuState::kDispatching);
-  dispatch_done_.notify(ahead_[head_].charged);
+  dispatch_done_.notify(charged);
 }
 
 void PeCpu::dispatched() {
   Queued& q = ahead_[head_];
   if (StreamingStats* st = log_.stats()) st->cpu_busy(now_ps(), false);
+  (q.id == 0 ? current_->cpu_cycles_ps : current_->dispatch_ps) += now_ps() - step_start_ps_;
   if (q.id == 0) {  // tl.cycles(n)
     add_cpu_record(RecordKind::kCpuCycles, 0, &q.cmd, step_start_ps_, &q.cost);
     accepted();

@@ -67,7 +67,7 @@ struct DispatchTotals {
   uint64_t logical_bytes = 0;
   double cycles_exact = 0;
   uint64_t cycles_charged = 0;
-  uint64_t dispatch_ps = 0;
+  uint64_t dispatch_ps = 0;  // cycles_charged as time, converted once
 };
 
 // Sees every tensor declaration and command PE_CPU handles, in order (the
@@ -136,7 +136,7 @@ class PeCpu : public sc_core::sc_module {
   void run();
   void finish_launch();
   // The dispatch pipeline (methods; see the header comment).
-  void enqueue(Command&& c, uint64_t id, const DispatchCost& cost, const sc_core::sc_time& charged);
+  void enqueue(Command&& c, uint64_t id, const DispatchCost& cost);
   void start_next();   // the head command starts dispatching, or the pipeline idles
   void dispatched();   // SC_METHOD on dispatch_done_: write the descriptor
   void accepted();     // the scheduler took the descriptor
@@ -181,7 +181,6 @@ class PeCpu : public sc_core::sc_module {
     Command cmd;
     uint64_t id = 0;  // 0: tl.cycles(n), nothing to write
     DispatchCost cost;
-    sc_core::sc_time charged;  // cost.charged_cycles as time
   };
   static constexpr size_t kRunAhead = 64;
   std::vector<Queued> ahead_{kRunAhead};
