@@ -329,10 +329,10 @@ TEST(HandWritten, ReplaysWithTheFormulaDispatch) {
 }
 
 // Well-formed but wrong: PE_CPU rejects it at dispatch with the message a
-// live kernel gets.
+// live kernel gets, after the stream's FILE:LINE and before the line.
 TEST(HandWritten, SemanticErrorFailsLikeALiveKernel) {
-  const RunResult replay = run(load_command_stream(std::string(kData) + "dma_read_from_tcm.stream"),
-                               PeConfig{});
+  const std::string path = std::string(kData) + "dma_read_from_tcm.stream";
+  const RunResult replay = run(load_command_stream(path), PeConfig{});
   EXPECT_FALSE(replay.ok);
   EXPECT_THAT(replay.error, HasSubstr("DmaReadCmd"));
   const RunResult live = run({{"bad_load",
@@ -343,7 +343,7 @@ TEST(HandWritten, SemanticErrorFailsLikeALiveKernel) {
                                }}},
                              PeConfig{});
   EXPECT_FALSE(live.ok);
-  EXPECT_EQ(replay.error, live.error);
+  EXPECT_EQ(replay.error, path + ":7: " + live.error + " (dma_read dst=2 src=1)");
 }
 
 // --- loader errors: FILE:LINE: what (the offending line), before any run
