@@ -1,6 +1,7 @@
 #include "models/pe/engine_timing.h"
 
 #include <cmath>
+#include <cstdio>
 #include <string>
 
 #include "models/pe/tensor_table.h"
@@ -43,8 +44,9 @@ uint64_t mul(uint64_t a, uint64_t b, const char* what) {
 uint64_t ceil_div_real(uint64_t bytes, double per_cycle) {
   const std::optional<uint64_t> c = ceil_to_u64(double(bytes) / per_cycle - 1e-9);
   if (!c) {
-    too_many_cycles(std::to_string(bytes) + " bytes at " + std::to_string(per_cycle) +
-                    " bytes per cycle");
+    char rate[32];
+    std::snprintf(rate, sizeof rate, "%.17g", per_cycle);
+    too_many_cycles(std::to_string(bytes) + " bytes at " + rate + " bytes per cycle");
   }
   return *c;
 }
