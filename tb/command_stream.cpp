@@ -336,7 +336,7 @@ class Parser {
 
   std::string name(const std::string& token) const {
     std::string s;
-    if (!decode(token, &s)) fail("bad %XX escape in name '" + token + "'");
+    if (!decode(token, &s)) fail("bad %XX escape in name '" + shorten(token) + "'");
     return s;
   }
 
@@ -345,7 +345,7 @@ class Parser {
     T v{};
     const auto r = std::from_chars(s.data(), s.data() + s.size(), v, base);
     if (s.empty() || r.ec != std::errc() || r.ptr != s.data() + s.size())
-      fail("bad number '" + s + "' for " + what);
+      fail("bad number '" + shorten(s) + "' for " + shorten(what));
     return v;
   }
 
@@ -353,13 +353,13 @@ class Parser {
     double v = 0;
     const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
     if (s.empty() || r.ec != std::errc() || r.ptr != s.data() + s.size())
-      fail("bad number '" + s + "' for " + what);
+      fail("bad number '" + shorten(s) + "' for " + shorten(what));
     return v;
   }
 
   Handle ref(const std::string& s, const std::string& what) const {
     const Handle h = number<Handle>(s, what);
-    if (!declared_.count(h)) fail("unknown tensor ID " + s + " in '" + what + "'");
+    if (!declared_.count(h)) fail("unknown tensor ID " + shorten(s) + " in '" + shorten(what) + "'");
     return h;
   }
 
@@ -380,8 +380,8 @@ class Parser {
     std::unordered_map<std::string, std::string> out;
     for (const Field& f : fs) {
       const std::string k = f.key.empty() ? f.value : f.key;
-      if (f.key.empty() ? !flags.count(k) : !keys.count(k)) fail("unknown field '" + f.token + "'");
-      if (!out.emplace(k, f.value).second) fail("duplicate field '" + f.token + "'");
+      if (f.key.empty() ? !flags.count(k) : !keys.count(k)) fail("unknown field '" + shorten(f.token) + "'");
+      if (!out.emplace(k, f.value).second) fail("duplicate field '" + shorten(f.token) + "'");
     }
     return out;
   }
@@ -402,13 +402,13 @@ class Parser {
   Extra extra(const Field& f) const {
     const size_t c1 = f.value.find(':');
     const size_t c2 = c1 == std::string::npos ? c1 : f.value.find(':', c1 + 1);
-    if (c2 == std::string::npos) fail("extra '" + f.token + "' must be extra=NAME:TYPE:VALUE");
+    if (c2 == std::string::npos) fail("extra '" + shorten(f.token) + "' must be extra=NAME:TYPE:VALUE");
     const std::string type = f.value.substr(c1 + 1, c2 - c1 - 1);
     const std::string v = f.value.substr(c2 + 1);
     Extra e;
     e.name = name(f.value.substr(0, c1));
     if (type == "bool") {
-      if (v != "0" && v != "1") fail("bad bool '" + v + "' in '" + f.token + "' (0 or 1)");
+      if (v != "0" && v != "1") fail("bad bool '" + shorten(v) + "' in '" + shorten(f.token) + "' (0 or 1)");
       e.value = v == "1";
     } else if (type == "int") {
       e.value = number<int64_t>(v, f.token);
@@ -425,7 +425,7 @@ class Parser {
     } else if (type == "str") {
       e.value = name(v);
     } else {
-      fail("unknown extra type '" + type + "' in '" + f.token + "' (bool, int, float, ints, str)");
+      fail("unknown extra type '" + shorten(type) + "' in '" + shorten(f.token) + "' (bool, int, float, ints, str)");
     }
     return e;
   }
@@ -438,7 +438,7 @@ class Parser {
     const std::string& kw = t[0];
     if (composite_ && kw != "op" && kw != "end") {
       if (kw == "kernel") unclosed("'kernel' on line " + std::to_string(line_no_));
-      fail("expected 'op' or 'end' inside composite '" + open_composite().name + "'");
+      fail("expected 'op' or 'end' inside composite '" + shorten(open_composite().name) + "'");
     }
     if (kw == "kernel") {
       if (t.size() != 2) fail("expected 'kernel NAME'");
@@ -446,7 +446,7 @@ class Parser {
       stream_.sections.push_back({name(t[1]), stream_.steps.size(), stream_.steps.size()});
       return;
     }
-    if (stream_.sections.empty()) fail("'" + kw + "' before the first 'kernel' line");
+    if (stream_.sections.empty()) fail("'" + shorten(kw) + "' before the first 'kernel' line");
     if (kw == "tensor") return tensor(t);
     if (kw == "dma_read" || kw == "dma_write" || kw == "copy") {
       const auto f = keyed(fields(t, 1), {"dst", "src"});
@@ -475,7 +475,7 @@ class Parser {
     if (kw == "math") {
       expect_args(t, 2, "math OP out=ID ...");
       MathCmd c;
-      if (!math_op_from_string(t[1], &c.op)) fail("unknown math op '" + t[1] + "'");
+      if (!math_op_from_string(t[1], &c.op)) fail("unknown math op '" + shorten(t[1]) + "'");
       std::vector<Field> plain;
       for (const Field& f : fields(t, 2)) {
         if (f.key == "extra") c.extra.push_back(extra(f));
@@ -512,15 +512,15 @@ class Parser {
       expect_args(t, 3, "op KIND SCOPE ...");
       OpSpec op;
       MathOp m;
-      if (t[1] != "gemm" && !math_op_from_string(t[1], &m)) fail("unknown op kind '" + t[1] + "'");
+      if (t[1] != "gemm" && !math_op_from_string(t[1], &m)) fail("unknown op kind '" + shorten(t[1]) + "'");
       op.kind = t[1];
-      if (!op_scope_from_string(t[2], &op.scope)) fail("unknown scope '" + t[2] + "' (prologue, tile, epilogue)");
+      if (!op_scope_from_string(t[2], &op.scope)) fail("unknown scope '" + shorten(t[2]) + "' (prologue, tile, epilogue)");
       for (const Field& f : fields(t, 3)) {
-        if (f.key.empty()) fail("unknown field '" + f.token + "'");
+        if (f.key.empty()) fail("unknown field '" + shorten(f.token) + "'");
         if (f.key == "extra") {
           op.extra.push_back(extra(f));
         } else if (f.key == "out") {
-          if (op.has_out) fail("duplicate field '" + f.token + "'");
+          if (op.has_out) fail("duplicate field '" + shorten(f.token) + "'");
           op.has_out = true;
           op.out = ref(f.value, f.token);
         } else {
@@ -558,7 +558,7 @@ class Parser {
       add(h);
       return;
     }
-    fail("unknown keyword '" + kw + "'");
+    fail("unknown keyword '" + shorten(kw) + "'");
   }
 
   void tensor(const std::vector<std::string>& t) {
@@ -566,17 +566,17 @@ class Parser {
     if (t.size() < 7 || t.size() > 8) fail(std::string("expected '") + usage + "'");
     TensorLine d;
     d.id = number<Handle>(t[1], "tensor ID");
-    if (declared_.count(d.id)) fail("tensor ID " + t[1] + " is already declared");
+    if (declared_.count(d.id)) fail("tensor ID " + shorten(t[1]) + " is already declared");
     d.name = name(t[2]);
     if (t[3] == "hbm") d.space = MemSpace::kHbm;
     else if (t[3] == "tcm") d.space = MemSpace::kTcm;
-    else fail("unknown space '" + t[3] + "' (hbm, tcm)");
-    if (!dtype_from_string(t[4], &d.dtype)) fail("unknown dtype '" + t[4] + "' (fp32, bf16, fp16, int8)");
+    else fail("unknown space '" + shorten(t[3]) + "' (hbm, tcm)");
+    if (!dtype_from_string(t[4], &d.dtype)) fail("unknown dtype '" + shorten(t[4]) + "' (fp32, bf16, fp16, int8)");
     const size_t x = t[5].find('x');
-    if (x == std::string::npos) fail("bad shape '" + t[5] + "', expected ROWSxCOLS");
+    if (x == std::string::npos) fail("bad shape '" + shorten(t[5]) + "', expected ROWSxCOLS");
     d.rows = number<int64_t>(t[5].substr(0, x), "rows in '" + t[5] + "'");
     d.cols = number<int64_t>(t[5].substr(x + 1), "cols in '" + t[5] + "'");
-    if (t[6].rfind("@0x", 0) != 0) fail("bad address '" + t[6] + "', expected @0x<hex>");
+    if (t[6].rfind("@0x", 0) != 0) fail("bad address '" + shorten(t[6]) + "', expected @0x<hex>");
     d.address = number<uint64_t>(t[6].substr(3), "address", 16);
     d.row_stride = d.cols;
     if (t.size() == 8) {
