@@ -511,11 +511,11 @@ const BadTensor kBadTensors[] = {
 
 INSTANTIATE_TEST_SUITE_P(Streams, RejectedTensor,
                          ::testing::Combine(::testing::ValuesIn(kBadTensors), ::testing::Bool()),
-                         [](const auto& info) {
-                           std::string n = std::get<0>(info.param).file;
+                         [](const auto& test) {
+                           std::string n = std::get<0>(test.param).file;
                            n = n.substr(0, n.find('.'));
                            n.erase(std::remove(n.begin(), n.end(), '_'), n.end());
-                           return n + (std::get<1>(info.param) ? "Data" : "Timing");
+                           return n + (std::get<1>(test.param) ? "Data" : "Timing");
                          });
 
 // The TCM bound follows the configured size: the same tensor fits in an
