@@ -642,18 +642,25 @@ void replay(Tl& tl, Stream& st, size_t index) {
       return it->second;
     };
     try {
+      // Declarations and host fills are named by kernel like tl's (PE_CPU
+      // names the kernel and command of a rejected command itself).
+      const auto in_kernel = [&](const auto& f) {
+        try {
+          f();
+        } catch (const KernelError& e) {
+          throw KernelError("kernel '" + sec.name + "': " + e.what());
+        }
+      };
       std::visit(overloaded{[&](const TensorLine& d) {
-                              // Named like tl's declaration errors.
-                              try {
+                              in_kernel([&] {
                                 st.ids[d.id] = tl.cpu().declare_at(d.name, d.space, d.rows, d.cols,
                                                                    d.dtype, d.address, d.row_stride);
-                              } catch (const KernelError& e) {
-                                throw KernelError("kernel '" + sec.name + "': " + e.what());
-                              }
+                              });
                             },
                             [&](const WaitLine&) { tl.wait(); },
                             [&](const HostRandomLine& h) {
-                              tl.cpu().host_fill_random(handle(h.id), h.seed, h.lo, h.hi);
+                              const Handle t = handle(h.id);
+                              in_kernel([&] { tl.cpu().host_fill_random(t, h.seed, h.lo, h.hi); });
                             },
                             [&](const Command& c) {
                               if (const auto* o = std::get_if<CpuOverheadCmd>(&c)) return tl.cycles(o->cycles);
