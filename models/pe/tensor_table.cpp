@@ -118,11 +118,12 @@ void TensorTable::validate_tensor(const TensorDesc& d) const {
          " + cols)");
   }
   const std::optional<uint64_t> bytes = checked_mul(*span, size);
-  const std::optional<uint64_t> end = bytes ? checked_add(d.address, *bytes) : std::nullopt;
-  if (!end) {
-    fail(std::to_string(*span) + " elements of " + std::to_string(size) +
-         " bytes run past the end of the 64-bit address space");
+  if (!bytes) {
+    fail("its span of " + std::to_string(*span) + " elements x " + std::to_string(size) +
+         " bytes exceeds the 64-bit address space");
   }
+  const std::optional<uint64_t> end = checked_add(d.address, *bytes);
+  if (!end) fail("its " + std::to_string(*bytes) + " bytes run past the end of the 64-bit address space");
   if (d.space == MemSpace::kTcm) {
     if (d.address < kTcmBase || *end > tcm_end()) {
       fail("bytes [" + hex(d.address) + ", " + hex(*end) + ") must lie inside TCM [" + hex(kTcmBase) +

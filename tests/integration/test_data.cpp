@@ -401,6 +401,13 @@ TEST_P(BadInput, HbmTensorWhoseElementsOverflow) {
                "than 2^63 - 1 elements ((rows - 1) x row stride 4294967296 + cols)");
 }
 
+TEST_P(BadInput, HbmTensorWhoseBytesOverflow) {
+  // 2^62 elements fit in int64, their 2^64 bytes do not (wrapped to 0 bytes).
+  const std::string e = error_of([](Tl& tl) { tl.hbm("x", int64_t(1) << 31, int64_t(1) << 31, Dtype::kFp32); });
+  EXPECT_EQ(e, "kernel 'bad_kernel': tensor 'x' [2147483648, 2147483648] fp32 hbm at 0x10000000000: its span of "
+               "4611686018427387904 elements x 4 bytes exceeds the 64-bit address space");
+}
+
 TEST_P(BadInput, TcmTensorWhoseBytesOverflow) {
   // 2^31 x 2^31 x 4 = 2^64 bytes: wrapped to 0 and "fitted" in TCM.
   const std::string e = error_of([](Tl& tl) { tl.tcm("a", int64_t(1) << 31, int64_t(1) << 31, Dtype::kFp32); });
@@ -415,7 +422,7 @@ TEST_P(BadInput, HbmAllocationCannotWrapPast2To64) {
     for (const char* n : {"a", "b", "c", "d"}) tl.hbm(n, int64_t(1) << 31, int64_t(1) << 31, Dtype::kInt8);
   });
   EXPECT_EQ(e, "kernel 'bad_kernel': tensor 'd' [2147483648, 2147483648] int8 hbm at 0xc000010000000000: "
-               "4611686018427387904 elements of 1 bytes run past the end of the 64-bit address space");
+               "its 4611686018427387904 bytes run past the end of the 64-bit address space");
 }
 
 TEST_P(BadInput, ViewWhoseEndOverflows) {

@@ -502,10 +502,10 @@ const BadTensor kBadTensors[] = {
      "kernel 'misaligned': tensor 'x' [4, 4] fp32 hbm at 0x1000000fffe: address must be a multiple of "
      "4 bytes (fp32 alignment)"},
     {"hbm_near_2_64.stream", 5,
-     "kernel 'near_top': tensor 'x' [1, 2] fp32 hbm at 0xfffffffffffffffc: 2 elements of 4 bytes run "
+     "kernel 'near_top': tensor 'x' [1, 2] fp32 hbm at 0xfffffffffffffffc: its 8 bytes run "
      "past the end of the 64-bit address space"},
     {"hbm_range_wraps.stream", 4,
-     "kernel 'wraps': tensor 'x' [64, 64] bf16 hbm at 0xfffffffffffff000: 4096 elements of 2 bytes run "
+     "kernel 'wraps': tensor 'x' [64, 64] bf16 hbm at 0xfffffffffffff000: its 8192 bytes run "
      "past the end of the 64-bit address space"},
     {"tcm_beyond_capacity.stream", 4,
      "kernel 'tcm_high': tensor 'a' [64, 64] bf16 tcm at 0xffff0000: bytes [0xffff0000, 0xffff2000) "
@@ -552,8 +552,8 @@ TEST(RejectedTensorBounds, EdgesThatFitAreAccepted) {
                                  "over"),
                              PeConfig{});
   EXPECT_EQ(over.error,
-            "over:3: kernel 'e': tensor 'x' [1, 1] fp32 hbm at 0xfffffffffffffffc: 1 elements of 4 bytes "
-            "run past the end of the 64-bit address space (tensor 1 x hbm fp32 1x1 @0xfffffffffffffffc)");
+            "over:3: kernel 'e': tensor 'x' [1, 1] fp32 hbm at 0xfffffffffffffffc: its 4 bytes run "
+            "past the end of the 64-bit address space (tensor 1 x hbm fp32 1x1 @0xfffffffffffffffc)");
 }
 
 // A stream's declarations may not be put below HBM's base as HBM, and a
