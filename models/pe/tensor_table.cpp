@@ -83,6 +83,10 @@ Handle TensorTable::declare(const std::string& name, MemSpace space,
                         std::to_string(tcm_size_) + " bytes used (pe.attrs.tcm.size_bytes)");
     }
   }
+  if (address == std::numeric_limits<uint64_t>::max()) {  // align_up saturated
+    throw KernelError("tensor '" + name + "' " + "does not fit in HBM: earlier tensors use its addresses "
+                      "up to the end of the 64-bit address space");
+  }
   // declare_at validates the rest (size, span, HBM address space) and moves
   // the bump allocator past the tensor.
   return declare_at(name, space, rows, cols, dtype, address, cols);

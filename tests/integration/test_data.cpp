@@ -425,6 +425,21 @@ TEST_P(BadInput, HbmAllocationCannotWrapPast2To64) {
                "its 4611686018427387904 bytes run past the end of the 64-bit address space");
 }
 
+// A tensor ending in the last 64 bytes below 2^64 leaves no aligned address
+// for the next (the bump allocator saturates instead of wrapping to 0).
+TEST_P(BadInput, HbmUsedUpToTheEnd) {
+  const std::string e = error_of([](Tl& tl) {
+    // Two int8 tensors from 0x10000000000: b, 64-byte aligned after a, ends
+    // at 2^64 - 8, whose next 64-byte boundary would be 2^64.
+    const int64_t half = int64_t((~uint64_t(0) - (uint64_t(1) << 40) - 15) / 2);
+    tl.hbm("a", 1, half, Dtype::kInt8);
+    tl.hbm("b", 1, half, Dtype::kInt8);
+    tl.hbm("c", 1, 1, Dtype::kInt8);
+  });
+  EXPECT_EQ(e, "kernel 'bad_kernel': tensor 'c' does not fit in HBM: earlier tensors use its addresses up to the "
+               "end of the 64-bit address space");
+}
+
 TEST_P(BadInput, ViewWhoseEndOverflows) {
   const std::string e = error_of([](Tl& tl) {
     const Tensor x = tl.hbm("x", 100, 16, Dtype::kFp32);
