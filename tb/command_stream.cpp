@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cstdio>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <set>
 #include <string_view>
@@ -268,7 +269,9 @@ class Parser {
       const size_t b = line.find_first_not_of(" \t");
       text_begin_ = line_begin + (b == std::string_view::npos ? 0 : b);
       text_ = trim(line);
-      if (text_.find('\0') != std::string_view::npos) fail("NUL byte in command stream (expected text)");
+      if (text_.find('\0') != std::string_view::npos) {
+        fail_at(line_no_, {}, "NUL byte in command stream (expected text)");  // the line is not echoed
+      }
       if (line_no_ == 1) {
         if (text_ != kHeader) {
           fail(text_.rfind("# kernbench command stream", 0) == 0
@@ -324,7 +327,9 @@ class Parser {
     Step s;
     s.line = line_no_;
     s.text_begin = text_begin_;
-    s.text_len = uint32_t(text_.size());  // a line is shorter than the file limit (1 GiB)
+    // A line is shorter than the file limit (1 GiB); clamped for text given
+    // to parse_command_stream directly (messages then show its start).
+    s.text_len = uint32_t(std::min<size_t>(text_.size(), std::numeric_limits<uint32_t>::max()));
     return s;
   }
   template <class Item>

@@ -603,7 +603,7 @@ TEST(LoaderErrors, NulByteIsRefused) {
     parse_command_stream(std::string(kHead) + kTensors + std::string("cycles 1\0\n", 10), "text");
     FAIL();
   } catch (const StreamError& e) {
-    EXPECT_THAT(e.what(), StartsWith("text:5: NUL byte in command stream (expected text)"));
+    EXPECT_STREQ(e.what(), "text:5: NUL byte in command stream (expected text)");
   }
 }
 
