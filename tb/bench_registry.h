@@ -30,6 +30,7 @@ class BenchParams {
   BenchParams(std::string bench, std::map<std::string, std::string> values)
       : bench_(std::move(bench)), values_(std::move(values)) {}
   const std::map<std::string, std::string>& values() const { return values_; }
+  const std::string& bench() const { return bench_; }
   std::vector<int64_t> integers(const std::string& name) const;  // comma-separated
   int64_t integer(const std::string& name) const;  // > 0
   std::string text(const std::string& name) const;

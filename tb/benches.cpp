@@ -2,7 +2,9 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <optional>
 #include <ostream>
+#include <string>
 
 #include "kernels/attention/gqa_decode.h"
 #include "kernels/gemm/gemm_async.h"
@@ -12,6 +14,7 @@
 #include "tb/bench_registry.h"
 #include "tb/reference.h"
 #include "tb/report.h"
+#include "models/util/checked.h"
 
 namespace kb {
 
@@ -57,10 +60,40 @@ void gemm_checked(Tl& tl, const GemmShape& s, KernelFn kernel) {
                compare(tl.host_read(t.c), reference_matmul(tl.host_read(t.a), tl.host_read(t.b), s.m, s.n, s.k)));
 }
 
+// The number of elements of a tensor a kernel declares from bench
+// parameters, checked: a product beyond 2^63 - 1 is bad input naming the
+// parameters, not a wrapped, negative shape (issue 11). `factors` are
+// parameter names with their values.
+void check_elements(const BenchParams& p, const char* tensor,
+                    std::initializer_list<std::pair<const char*, int64_t>> factors) {
+  uint64_t product = 1;
+  bool fits = true;
+  std::string names, values;
+  for (const auto& [name, value] : factors) {
+    const std::optional<uint64_t> next = checked_mul(product, uint64_t(value));
+    fits = fits && next && *next <= uint64_t(std::numeric_limits<int64_t>::max());
+    if (fits) product = *next;
+    names += std::string(names.empty() ? "" : " x ") + name;
+    values += std::string(values.empty() ? "" : ", ") + name + "=" + std::to_string(value);
+  }
+  if (!fits) {
+    throw BenchError("bench '" + p.bench() + "' parameters " + values + ": " + tensor + " would have " + names +
+                     " elements; expected at most 2^63 - 1 (" +
+                     std::to_string(std::numeric_limits<int64_t>::max()) + ")");
+  }
+}
+
 const Component kShown[] = {Component::kPeCpu, Component::kPeDma, Component::kPeGemm,
                             Component::kPeMath, Component::kPeTcm};
 
 // --- GEMM benches
+
+// A [m, k], B [k, n], C [m, n].
+void check_gemm_elements(const BenchParams& p, int64_t m, int64_t n, int64_t k) {
+  check_elements(p, "A", {{"m", m}, {"k", k}});
+  check_elements(p, "B", {{"k", k}, {"n", n}});
+  check_elements(p, "C", {{"m", m}, {"n", n}});
+}
 
 GemmShape gemm_shape(const BenchParams& p) {
   GemmShape s;
@@ -71,6 +104,7 @@ GemmShape gemm_shape(const BenchParams& p) {
   s.tile_m = p.integer("tile_m");
   s.tile_n = p.integer("tile_n");
   s.tile_k = p.integer("tile_k");
+  check_gemm_elements(p, s.m, s.n, s.k);
   return s;
 }
 
@@ -137,6 +171,7 @@ KB_REGISTER_BENCH(Bench{
         s.k = k;
         s.dtype = p.dtype("dtype");
         s.tile_k = p.integer("tile_k");
+        check_gemm_elements(p, s.m, s.n, s.k);
         using Fn = void (*)(Tl&, const GemmShape&, const GemmTensors&);
         const std::pair<const char*, Fn> variants[] = {
             {"composite", gemm_composite}, {"async_full", gemm_async_full}, {"async_tiled", gemm_async_tiled}};
@@ -216,6 +251,9 @@ KB_REGISTER_BENCH(Bench{
     [](const BenchParams& p, const PeConfig&) {
       const int64_t g = p.integer("heads"), d = p.integer("head_dim");
       const int64_t t = p.integer("kv_tile"), n = p.integer("tiles");
+      check_elements(p, "V", {{"kv_tile", t}, {"tiles", n}, {"head_dim", d}});
+      check_elements(p, "S", {{"heads", g}, {"kv_tile", t}});
+      check_elements(p, "O", {{"heads", g}, {"head_dim", d}});
       return Launches{{"softmax_merge_stream", [=](Tl& tl) { softmax_merge_stream(tl, g, d, t, n); }}};
     }});
 
@@ -230,6 +268,14 @@ GqaShape gqa_shape(const BenchParams& p) {
   s.kv_tile = p.integer("kv_tile");
   s.dtype = p.dtype("dtype");
   s.input_range = double(p.integer("input_range"));
+  check_elements(p, "Q", {{"q_heads", s.q_heads}, {"head_dim", s.head_dim}});
+  check_elements(p, "K", {{"kv_heads", s.kv_heads}, {"context", s.context}, {"head_dim", s.head_dim}});
+  check_elements(p, "S", {{"q_heads", s.q_heads}, {"kv_tile", s.kv_tile}});
+  // The kernel steps through the context by kv_tile.
+  if (s.context > std::numeric_limits<int64_t>::max() - s.kv_tile) {
+    throw BenchError("bench '" + p.bench() + "' parameters context=" + std::to_string(s.context) +
+                     ", kv_tile=" + std::to_string(s.kv_tile) + ": expected context + kv_tile at most 2^63 - 1");
+  }
   return s;
 }
 

@@ -4,12 +4,14 @@
 #include <charconv>
 #include <cstdio>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <set>
-#include <sstream>
+#include <string_view>
 #include <unordered_map>
 
 #include "models/pe/tl.h"
+#include "models/util/input_file.h"
 
 namespace kb {
 
@@ -201,24 +203,45 @@ struct HostRandomLine {
   double lo = -1.0, hi = 1.0;  // tl.host_random's defaults
 };
 
-// One replay step; commands hold stream IDs until the kernel runs.
+struct WaitLine {};
+
+// One replay step; commands hold stream IDs until the kernel runs. The
+// line's text is not copied: messages cut it from the stream's text.
 struct Step {
-  enum Kind { kTensor, kCommand, kWait, kHostRandom } kind = kCommand;
+  std::variant<Command, TensorLine, HostRandomLine, WaitLine> item;
   int line = 0;
-  std::string text;
-  TensorLine tensor;
-  HostRandomLine host;
-  Command cmd;
+  uint32_t text_len = 0;
+  size_t text_begin = 0;
 };
 
+// A `kernel` section: steps [begin, end) of the stream.
 struct Section {
   std::string name;
-  std::vector<Step> steps;
+  size_t begin = 0, end = 0;
 };
 
 // The file's ID -> live handle map, shared by its kernels (IDs are
 // file-wide, like handles in the run's descriptor table).
 using IdMap = std::unordered_map<Handle, Handle>;
+
+// A parsed stream, shared by the kernels made from it. Memory is linear in
+// the file: its text once, one Step per item line, one Section per kernel.
+struct Stream {
+  std::string source;
+  std::string text;
+  std::vector<Step> steps;
+  std::vector<Section> sections;
+  IdMap ids;
+  std::string_view line_text(const Step& s) const {
+    return std::string_view(text).substr(s.text_begin, s.text_len);
+  }
+};
+
+// Long values are cut short in messages (a 10 MB token is not echoed whole).
+std::string shorten(std::string_view s, size_t max = 200) {
+  if (s.size() <= max) return std::string(s);
+  return std::string(s.substr(0, max)) + "... (" + std::to_string(s.size()) + " bytes)";
+}
 
 struct Field {
   std::string key, value, token;  // key empty: a bare flag in `value`
@@ -226,16 +249,24 @@ struct Field {
 
 class Parser {
  public:
-  explicit Parser(std::string source) : source_(std::move(source)) {}
+  explicit Parser(Stream& stream) : stream_(stream), source_(stream.source) {}
 
-  std::vector<Section> parse(const std::string& text) {
-    std::istringstream in(text);
-    std::string line;
+  void parse() {
+    const std::string& text = stream_.text;
     bool header = false;
-    while (std::getline(in, line)) {
+    for (size_t pos = 0; pos < text.size();) {
+      const size_t nl = std::min(text.find('\n', pos), text.size());
+      std::string_view line(text.data() + pos, nl - pos);
+      const size_t line_begin = pos;
+      pos = nl + 1;
       ++line_no_;
-      if (!line.empty() && line.back() == '\r') line.pop_back();
+      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+      const size_t b = line.find_first_not_of(" \t");
+      text_begin_ = line_begin + (b == std::string_view::npos ? 0 : b);
       text_ = trim(line);
+      if (text_.find('\0') != std::string_view::npos) {
+        fail_at(line_no_, {}, "NUL byte in command stream (expected text)");  // the line is not echoed
+      }
       if (line_no_ == 1) {
         if (text_ != kHeader) {
           fail(text_.rfind("# kernbench command stream", 0) == 0
@@ -250,45 +281,62 @@ class Parser {
     }
     if (!header) {
       line_no_ = 1;
-      text_.clear();
+      text_ = {};
       fail("missing header '" + std::string(kHeader) + "'");
     }
     if (composite_) unclosed("end of file");
-    return std::move(sections_);
+    if (!stream_.sections.empty()) stream_.sections.back().end = stream_.steps.size();
   }
 
  private:
   [[noreturn]] void fail(const std::string& what) const { fail_at(line_no_, text_, what); }
-  [[noreturn]] void fail_at(int line, const std::string& text, const std::string& what) const {
-    throw StreamError(source_ + ":" + std::to_string(line) + ": " + what +
-                      (text.empty() ? "" : " (" + text + ")"));
+  [[noreturn]] void fail_at(int line, std::string_view text, const std::string& what) const {
+    throw StreamError(source_ + ":" + std::to_string(line) + ": " + shorten(what, 400) +
+                      (text.empty() ? "" : " (" + shorten(text) + ")"));
   }
   [[noreturn]] void unclosed(const std::string& before) const {
-    fail_at(composite_->line, composite_->text, "composite has no 'end' before " + before);
+    fail_at(composite_->line, stream_.line_text(*composite_), "composite has no 'end' before " + before);
   }
 
-  static std::string trim(const std::string& s) {
+  static std::string_view trim(std::string_view s) {
     const size_t b = s.find_first_not_of(" \t");
-    if (b == std::string::npos) return "";
+    if (b == std::string_view::npos) return {};
     return s.substr(b, s.find_last_not_of(" \t") - b + 1);
   }
 
-  static std::vector<std::string> split(const std::string& s) {
+  static std::vector<std::string> split(std::string_view s) {
     std::vector<std::string> out;
     size_t i = 0;
     while (i < s.size()) {
       const size_t b = s.find_first_not_of(" \t", i);
-      if (b == std::string::npos) break;
+      if (b == std::string_view::npos) break;
       const size_t e = std::min(s.find_first_of(" \t", b), s.size());
-      out.push_back(s.substr(b, e - b));
+      out.emplace_back(s.substr(b, e - b));
       i = e;
     }
     return out;
   }
 
+  // A step at the current line.
+  Step step() const {
+    Step s;
+    s.line = line_no_;
+    s.text_begin = text_begin_;
+    // A line is shorter than the file limit (1 GiB); clamped for text given
+    // to parse_command_stream directly (messages then show its start).
+    s.text_len = uint32_t(std::min<size_t>(text_.size(), std::numeric_limits<uint32_t>::max()));
+    return s;
+  }
+  template <class Item>
+  void add(Item item) {
+    Step s = step();
+    s.item = std::move(item);
+    stream_.steps.push_back(std::move(s));
+  }
+
   std::string name(const std::string& token) const {
     std::string s;
-    if (!decode(token, &s)) fail("bad %XX escape in name '" + token + "'");
+    if (!decode(token, &s)) fail("bad %XX escape in name '" + shorten(token) + "'");
     return s;
   }
 
@@ -297,7 +345,7 @@ class Parser {
     T v{};
     const auto r = std::from_chars(s.data(), s.data() + s.size(), v, base);
     if (s.empty() || r.ec != std::errc() || r.ptr != s.data() + s.size())
-      fail("bad number '" + s + "' for " + what);
+      fail("bad number '" + shorten(s) + "' for " + shorten(what));
     return v;
   }
 
@@ -305,13 +353,13 @@ class Parser {
     double v = 0;
     const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
     if (s.empty() || r.ec != std::errc() || r.ptr != s.data() + s.size())
-      fail("bad number '" + s + "' for " + what);
+      fail("bad number '" + shorten(s) + "' for " + shorten(what));
     return v;
   }
 
   Handle ref(const std::string& s, const std::string& what) const {
     const Handle h = number<Handle>(s, what);
-    if (!declared_.count(h)) fail("unknown tensor ID " + s + " in '" + what + "'");
+    if (!declared_.count(h)) fail("unknown tensor ID " + shorten(s) + " in '" + shorten(what) + "'");
     return h;
   }
 
@@ -332,8 +380,8 @@ class Parser {
     std::unordered_map<std::string, std::string> out;
     for (const Field& f : fs) {
       const std::string k = f.key.empty() ? f.value : f.key;
-      if (f.key.empty() ? !flags.count(k) : !keys.count(k)) fail("unknown field '" + f.token + "'");
-      if (!out.emplace(k, f.value).second) fail("duplicate field '" + f.token + "'");
+      if (f.key.empty() ? !flags.count(k) : !keys.count(k)) fail("unknown field '" + shorten(f.token) + "'");
+      if (!out.emplace(k, f.value).second) fail("duplicate field '" + shorten(f.token) + "'");
     }
     return out;
   }
@@ -354,13 +402,13 @@ class Parser {
   Extra extra(const Field& f) const {
     const size_t c1 = f.value.find(':');
     const size_t c2 = c1 == std::string::npos ? c1 : f.value.find(':', c1 + 1);
-    if (c2 == std::string::npos) fail("extra '" + f.token + "' must be extra=NAME:TYPE:VALUE");
+    if (c2 == std::string::npos) fail("extra '" + shorten(f.token) + "' must be extra=NAME:TYPE:VALUE");
     const std::string type = f.value.substr(c1 + 1, c2 - c1 - 1);
     const std::string v = f.value.substr(c2 + 1);
     Extra e;
     e.name = name(f.value.substr(0, c1));
     if (type == "bool") {
-      if (v != "0" && v != "1") fail("bad bool '" + v + "' in '" + f.token + "' (0 or 1)");
+      if (v != "0" && v != "1") fail("bad bool '" + shorten(v) + "' in '" + shorten(f.token) + "' (0 or 1)");
       e.value = v == "1";
     } else if (type == "int") {
       e.value = number<int64_t>(v, f.token);
@@ -377,7 +425,7 @@ class Parser {
     } else if (type == "str") {
       e.value = name(v);
     } else {
-      fail("unknown extra type '" + type + "' in '" + f.token + "' (bool, int, float, ints, str)");
+      fail("unknown extra type '" + shorten(type) + "' in '" + shorten(f.token) + "' (bool, int, float, ints, str)");
     }
     return e;
   }
@@ -386,36 +434,27 @@ class Parser {
     if (t.size() < n) fail(std::string("missing field, expected '") + usage + "'");
   }
 
-  void add(Step::Kind kind, Command cmd = CpuOverheadCmd{}) {
-    Step s;
-    s.kind = kind;
-    s.line = line_no_;
-    s.text = text_;
-    s.cmd = std::move(cmd);
-    sections_.back().steps.push_back(std::move(s));
-  }
-
   void parse_line(const std::vector<std::string>& t) {
     const std::string& kw = t[0];
     if (composite_ && kw != "op" && kw != "end") {
       if (kw == "kernel") unclosed("'kernel' on line " + std::to_string(line_no_));
-      fail("expected 'op' or 'end' inside composite '" +
-           std::get<CompositeCmd>(composite_->cmd).name + "'");
+      fail("expected 'op' or 'end' inside composite '" + shorten(open_composite().name) + "'");
     }
     if (kw == "kernel") {
       if (t.size() != 2) fail("expected 'kernel NAME'");
-      sections_.push_back({name(t[1]), {}});
+      if (!stream_.sections.empty()) stream_.sections.back().end = stream_.steps.size();
+      stream_.sections.push_back({name(t[1]), stream_.steps.size(), stream_.steps.size()});
       return;
     }
-    if (sections_.empty()) fail("'" + kw + "' before the first 'kernel' line");
+    if (stream_.sections.empty()) fail("'" + shorten(kw) + "' before the first 'kernel' line");
     if (kw == "tensor") return tensor(t);
     if (kw == "dma_read" || kw == "dma_write" || kw == "copy") {
       const auto f = keyed(fields(t, 1), {"dst", "src"});
       const Handle dst = ref_field(f, "dst");
       const Handle src = ref_field(f, "src");
-      if (kw == "dma_read") add(Step::kCommand, DmaReadCmd{dst, src});
-      else if (kw == "dma_write") add(Step::kCommand, DmaWriteCmd{dst, src});
-      else add(Step::kCommand, CopyCmd{dst, src});
+      if (kw == "dma_read") add(Command(DmaReadCmd{dst, src}));
+      else if (kw == "dma_write") add(Command(DmaWriteCmd{dst, src}));
+      else add(Command(CopyCmd{dst, src}));
       return;
     }
     if (kw == "gemm") {
@@ -430,13 +469,13 @@ class Parser {
       c.k = number<int64_t>(required(f, "k"), "k");
       c.transpose_b = f.count("transpose_b") > 0;
       c.accumulate = f.count("accumulate") > 0;
-      add(Step::kCommand, c);
+      add(Command(std::move(c)));
       return;
     }
     if (kw == "math") {
       expect_args(t, 2, "math OP out=ID ...");
       MathCmd c;
-      if (!math_op_from_string(t[1], &c.op)) fail("unknown math op '" + t[1] + "'");
+      if (!math_op_from_string(t[1], &c.op)) fail("unknown math op '" + shorten(t[1]) + "'");
       std::vector<Field> plain;
       for (const Field& f : fields(t, 2)) {
         if (f.key == "extra") c.extra.push_back(extra(f));
@@ -447,7 +486,7 @@ class Parser {
       if (f.count("src_b") && !f.count("src_a")) fail("'src_b=' needs 'src_a='");
       for (const char* k : {"src_a", "src_b"})
         if (f.count(k)) c.operands.push_back(ref_field(f, k));
-      add(Step::kCommand, c);
+      add(Command(std::move(c)));
       return;
     }
     if (kw == "composite") {
@@ -464,10 +503,8 @@ class Parser {
         }
       }
       // Kept aside until `end`, then added as one step at its own line.
-      composite_ = std::make_unique<Step>();
-      composite_->line = line_no_;
-      composite_->text = text_;
-      composite_->cmd = std::move(c);
+      composite_ = std::make_unique<Step>(step());
+      composite_->item = Command(std::move(c));
       return;
     }
     if (kw == "op") {
@@ -475,39 +512,39 @@ class Parser {
       expect_args(t, 3, "op KIND SCOPE ...");
       OpSpec op;
       MathOp m;
-      if (t[1] != "gemm" && !math_op_from_string(t[1], &m)) fail("unknown op kind '" + t[1] + "'");
+      if (t[1] != "gemm" && !math_op_from_string(t[1], &m)) fail("unknown op kind '" + shorten(t[1]) + "'");
       op.kind = t[1];
-      if (!op_scope_from_string(t[2], &op.scope)) fail("unknown scope '" + t[2] + "' (prologue, tile, epilogue)");
+      if (!op_scope_from_string(t[2], &op.scope)) fail("unknown scope '" + shorten(t[2]) + "' (prologue, tile, epilogue)");
       for (const Field& f : fields(t, 3)) {
-        if (f.key.empty()) fail("unknown field '" + f.token + "'");
+        if (f.key.empty()) fail("unknown field '" + shorten(f.token) + "'");
         if (f.key == "extra") {
           op.extra.push_back(extra(f));
         } else if (f.key == "out") {
-          if (op.has_out) fail("duplicate field '" + f.token + "'");
+          if (op.has_out) fail("duplicate field '" + shorten(f.token) + "'");
           op.has_out = true;
           op.out = ref(f.value, f.token);
         } else {
           op.operands.push_back({name(f.key), ref(f.value, f.token)});
         }
       }
-      std::get<CompositeCmd>(composite_->cmd).ops.push_back(std::move(op));
+      open_composite().ops.push_back(std::move(op));
       return;
     }
     if (kw == "end") {
       if (!composite_) fail("'end' without 'composite'");
       if (t.size() != 1) fail("expected 'end'");
-      sections_.back().steps.push_back(std::move(*composite_));
+      stream_.steps.push_back(std::move(*composite_));
       composite_.reset();
       return;
     }
     if (kw == "cycles") {
       if (t.size() != 2) fail("expected 'cycles N'");
-      add(Step::kCommand, CpuOverheadCmd{number<uint64_t>(t[1], "cycles")});
+      add(Command(CpuOverheadCmd{number<uint64_t>(t[1], "cycles")}));
       return;
     }
     if (kw == "wait") {
       if (t.size() != 1) fail("expected 'wait'");
-      add(Step::kWait);
+      add(WaitLine{});
       return;
     }
     if (kw == "host_random") {
@@ -518,11 +555,10 @@ class Parser {
       h.seed = number<uint64_t>(required(f, "seed"), "seed");
       if (f.count("lo")) h.lo = real(f.at("lo"), "lo");
       if (f.count("hi")) h.hi = real(f.at("hi"), "hi");
-      add(Step::kHostRandom);
-      sections_.back().steps.back().host = h;
+      add(h);
       return;
     }
-    fail("unknown keyword '" + kw + "'");
+    fail("unknown keyword '" + shorten(kw) + "'");
   }
 
   void tensor(const std::vector<std::string>& t) {
@@ -530,17 +566,17 @@ class Parser {
     if (t.size() < 7 || t.size() > 8) fail(std::string("expected '") + usage + "'");
     TensorLine d;
     d.id = number<Handle>(t[1], "tensor ID");
-    if (declared_.count(d.id)) fail("tensor ID " + t[1] + " is already declared");
+    if (declared_.count(d.id)) fail("tensor ID " + shorten(t[1]) + " is already declared");
     d.name = name(t[2]);
     if (t[3] == "hbm") d.space = MemSpace::kHbm;
     else if (t[3] == "tcm") d.space = MemSpace::kTcm;
-    else fail("unknown space '" + t[3] + "' (hbm, tcm)");
-    if (!dtype_from_string(t[4], &d.dtype)) fail("unknown dtype '" + t[4] + "' (fp32, bf16, fp16, int8)");
+    else fail("unknown space '" + shorten(t[3]) + "' (hbm, tcm)");
+    if (!dtype_from_string(t[4], &d.dtype)) fail("unknown dtype '" + shorten(t[4]) + "' (fp32, bf16, fp16, int8)");
     const size_t x = t[5].find('x');
-    if (x == std::string::npos) fail("bad shape '" + t[5] + "', expected ROWSxCOLS");
+    if (x == std::string::npos) fail("bad shape '" + shorten(t[5]) + "', expected ROWSxCOLS");
     d.rows = number<int64_t>(t[5].substr(0, x), "rows in '" + t[5] + "'");
     d.cols = number<int64_t>(t[5].substr(x + 1), "cols in '" + t[5] + "'");
-    if (t[6].rfind("@0x", 0) != 0) fail("bad address '" + t[6] + "', expected @0x<hex>");
+    if (t[6].rfind("@0x", 0) != 0) fail("bad address '" + shorten(t[6]) + "', expected @0x<hex>");
     d.address = number<uint64_t>(t[6].substr(3), "address", 16);
     d.row_stride = d.cols;
     if (t.size() == 8) {
@@ -548,14 +584,18 @@ class Parser {
       d.row_stride = number<int64_t>(f.at("stride"), "stride");
     }
     declared_.insert(d.id);
-    add(Step::kTensor);
-    sections_.back().steps.back().tensor = std::move(d);
+    add(std::move(d));
   }
 
-  std::string source_;
+  CompositeCmd& open_composite() const {
+    return std::get<CompositeCmd>(std::get<Command>(composite_->item));
+  }
+
+  Stream& stream_;
+  const std::string& source_;
   int line_no_ = 0;
-  std::string text_;  // the current line, trimmed
-  std::vector<Section> sections_;
+  std::string_view text_;  // the current line, trimmed
+  size_t text_begin_ = 0;  // its offset in the stream's text
   std::set<Handle> declared_;
   std::unique_ptr<Step> composite_;  // the open composite, until `end`
 };
@@ -582,62 +622,89 @@ Command with_handles(Command cmd, const std::function<Handle(Handle)>& h) {
   return cmd;
 }
 
-void replay(Tl& tl, const Section& sec, IdMap& ids, const std::string& source) {
-  for (const Step& s : sec.steps) {
+// Replays section `index` of the stream. An error names the stream's file
+// and line, and the offending line; a kernel error keeps its class (the run
+// failed, exit status 1) and its message as a live kernel gets it.
+void replay(Tl& tl, Stream& st, size_t index) {
+  const Section& sec = st.sections[index];
+  for (size_t i = sec.begin; i < sec.end; ++i) {
+    const Step& s = st.steps[i];
+    const auto where = [&] { return st.source + ":" + std::to_string(s.line) + ": "; };
+    const auto line = [&] { return " (" + shorten(st.line_text(s)) + ")"; };
     // The parser saw every ID declared earlier in the file; it can only be
     // missing here when that earlier section did not run in this run.
     const auto handle = [&](Handle id) {
-      const auto it = ids.find(id);
-      if (it == ids.end()) {
-        throw StreamError(source + ":" + std::to_string(s.line) + ": tensor ID " +
-                          std::to_string(id) +
-                          " was declared by a kernel section that has not run (" + s.text + ")");
+      const auto it = st.ids.find(id);
+      if (it == st.ids.end()) {
+        throw StreamError(where() + "tensor ID " + std::to_string(id) +
+                          " was declared by a kernel section that has not run" + line());
       }
       return it->second;
     };
-    switch (s.kind) {
-      case Step::kTensor: {
-        const TensorLine& d = s.tensor;
-        ids[d.id] = tl.cpu().declare_at(d.name, d.space, d.rows, d.cols, d.dtype, d.address,
-                                        d.row_stride);
-        break;
-      }
-      case Step::kWait:
-        tl.wait();
-        break;
-      case Step::kHostRandom:
-        tl.cpu().host_fill_random(handle(s.host.id), s.host.seed, s.host.lo, s.host.hi);
-        break;
-      case Step::kCommand:
-        if (const auto* c = std::get_if<CpuOverheadCmd>(&s.cmd)) {
-          tl.cycles(c->cycles);
-          break;
+    try {
+      // Declarations and host fills are named by kernel like tl's (PE_CPU
+      // names the kernel and command of a rejected command itself).
+      const auto in_kernel = [&](const auto& f) {
+        try {
+          f();
+        } catch (const KernelError& e) {
+          throw KernelError("kernel '" + sec.name + "': " + e.what());
         }
-        tl.emit(with_handles(s.cmd, handle));
-        break;
+      };
+      std::visit(overloaded{[&](const TensorLine& d) {
+                              in_kernel([&] {
+                                st.ids[d.id] = tl.cpu().declare_at(d.name, d.space, d.rows, d.cols,
+                                                                   d.dtype, d.address, d.row_stride);
+                              });
+                            },
+                            [&](const WaitLine&) { tl.wait(); },
+                            [&](const HostRandomLine& h) {
+                              const Handle t = handle(h.id);
+                              in_kernel([&] { tl.cpu().host_fill_random(t, h.seed, h.lo, h.hi); });
+                            },
+                            [&](const Command& c) {
+                              if (const auto* o = std::get_if<CpuOverheadCmd>(&c)) return tl.cycles(o->cycles);
+                              tl.emit(with_handles(c, handle));
+                            }},
+                 s.item);
+    } catch (const KernelError& e) {
+      throw KernelError(where() + e.what() + line());
     }
   }
 }
 
 }  // namespace
 
-std::vector<std::pair<std::string, Kernel>> parse_command_stream(const std::string& text,
-                                                                 const std::string& source) {
-  auto ids = std::make_shared<IdMap>();
+namespace {
+
+std::vector<std::pair<std::string, Kernel>> parse_stream(std::string text, const std::string& source) {
+  auto st = std::make_shared<Stream>();
+  st->source = source;
+  st->text = std::move(text);
+  Parser(*st).parse();
   std::vector<std::pair<std::string, Kernel>> out;
-  for (Section& s : Parser(source).parse(text)) {
-    auto sec = std::make_shared<const Section>(std::move(s));
-    out.emplace_back(sec->name, [sec, ids, source](Tl& tl) { replay(tl, *sec, *ids, source); });
+  out.reserve(st->sections.size());
+  for (size_t i = 0; i < st->sections.size(); ++i) {
+    out.emplace_back(st->sections[i].name, [st, i](Tl& tl) { replay(tl, *st, i); });
   }
   return out;
 }
 
+}  // namespace
+
+std::vector<std::pair<std::string, Kernel>> parse_command_stream(const std::string& text,
+                                                                 const std::string& source) {
+  return parse_stream(text, source);
+}
+
 std::vector<std::pair<std::string, Kernel>> load_command_stream(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw StreamError(path + ": cannot open command stream file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_command_stream(text.str(), path);
+  std::string text;
+  try {
+    text = read_input_file(path, kMaxStreamFileBytes, "command stream");
+  } catch (const InputFileError& e) {
+    throw StreamError(e.what());
+  }
+  return parse_stream(std::move(text), path);
 }
 
 }  // namespace kb

@@ -75,8 +75,12 @@
 // ':' in extra names. `""` is the empty name. An operand literally named
 // `out` or `extra` is written %6Fut / %65xtra.
 //
-// The loader checks syntax and IDs only; shapes, spaces and dtypes are
-// checked by PE_CPU at dispatch exactly as for a live kernel.
+// The loader checks syntax and IDs only; tensors (alignment, span, memory
+// space, TCM capacity) are checked by the descriptor table and commands by
+// PE_CPU at dispatch, exactly as for a live kernel: such an error fails the
+// run (exit status 1) as "FILE:LINE: <the live kernel's message> (the
+// line)". A file is read only if it is a regular file of at most
+// kMaxStreamFileBytes without NUL bytes (else StreamError, exit status 2).
 //
 // Example:
 //   # kernbench command stream v1
@@ -135,7 +139,8 @@ class StreamRecorder : public CpuObserver {
 // returns one kernel per `kernel` section, named as in the file. Each kernel
 // replays its section through the live dispatch path: tensors via
 // PeCpu::declare_at, commands via tl.emit, cycles via tl.cycles, waits via
-// tl.wait. Throws StreamError.
+// tl.wait. Throws StreamError. Memory is linear in the file: its text once
+// plus one small record per line and per section.
 std::vector<std::pair<std::string, Kernel>> load_command_stream(const std::string& path);
 // The same from text; `source` names it in messages.
 std::vector<std::pair<std::string, Kernel>> parse_command_stream(const std::string& text,

@@ -1,5 +1,6 @@
 #include "models/mem/backing_store.h"
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
@@ -44,18 +45,41 @@ const uint8_t* BackingStore::page(uint64_t address) const {
   return it == pages_.end() ? nullptr : it->second.get();
 }
 
+void BackingStore::read_bytes(uint64_t address, void* out, uint64_t n) const {
+  auto* dst = static_cast<uint8_t*>(out);
+  while (n > 0) {
+    const uint64_t off = address % kPageBytes;
+    const uint64_t chunk = std::min(n, kPageBytes - off);  // never past this page
+    if (const uint8_t* p = page(address)) std::memcpy(dst, p + off, chunk);
+    else std::memset(dst, 0, chunk);
+    dst += chunk;
+    n -= chunk;
+    address += chunk;  // wraps at 2^64 like the address map, never past a page
+  }
+}
+
+void BackingStore::write_bytes(uint64_t address, const void* in, uint64_t n) {
+  const auto* src = static_cast<const uint8_t*>(in);
+  while (n > 0) {
+    const uint64_t off = address % kPageBytes;
+    const uint64_t chunk = std::min(n, kPageBytes - off);
+    std::memcpy(page(address, true) + off, src, chunk);
+    src += chunk;
+    n -= chunk;
+    address += chunk;
+  }
+}
+
 float BackingStore::load(uint64_t address, Dtype d) const {
-  const uint8_t* p = page(address);
-  const uint64_t off = address % kPageBytes;  // elements never straddle pages
   switch (d) {
     case Dtype::kFp32: {
-      float x = 0;
-      if (p) std::memcpy(&x, p + off, 4);
+      float x;
+      read_bytes(address, &x, 4);
       return x;
     }
     case Dtype::kBf16: {
-      uint16_t b = 0;
-      if (p) std::memcpy(&b, p + off, 2);
+      uint16_t b;
+      read_bytes(address, &b, 2);
       return bf16_bits_to_fp32(b);
     }
     default: throw KernelError(std::string("data mode supports fp32 and bf16, not ") + to_string(d));
@@ -63,12 +87,11 @@ float BackingStore::load(uint64_t address, Dtype d) const {
 }
 
 void BackingStore::store(uint64_t address, Dtype d, float value) {
-  uint8_t* p = page(address, true) + address % kPageBytes;
   switch (d) {
-    case Dtype::kFp32: std::memcpy(p, &value, 4); return;
+    case Dtype::kFp32: write_bytes(address, &value, 4); return;
     case Dtype::kBf16: {
       const uint16_t b = fp32_to_bf16_bits(value);
-      std::memcpy(p, &b, 2);
+      write_bytes(address, &b, 2);
       return;
     }
     default: throw KernelError(std::string("data mode supports fp32 and bf16, not ") + to_string(d));

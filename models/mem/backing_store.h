@@ -24,9 +24,10 @@ class BackingStore {
  public:
   float load(uint64_t address, Dtype d) const;
   void store(uint64_t address, Dtype d, float value);
-  // Element [r, c] of a tensor or view.
+  // Element [r, c] of a tensor or view (unsigned: no overflow for a
+  // validated descriptor, see TensorTable::validate_tensor).
   static uint64_t element_address(const TensorDesc& t, int64_t r, int64_t c) {
-    return t.address + uint64_t(r * t.row_stride + c) * dtype_bytes(t.dtype);
+    return t.address + (uint64_t(r) * uint64_t(t.row_stride) + uint64_t(c)) * dtype_bytes(t.dtype);
   }
   float get(const TensorDesc& t, int64_t r, int64_t c) const {
     return load(element_address(t, r, c), t.dtype);
@@ -40,6 +41,10 @@ class BackingStore {
   static constexpr uint64_t kPageBytes = 1 << 16;
   uint8_t* page(uint64_t address, bool create);
   const uint8_t* page(uint64_t address) const;
+  // An element's bytes, which may straddle two pages (a misaligned address
+  // the table would reject; kept correct here rather than trusted, issue 11).
+  void read_bytes(uint64_t address, void* out, uint64_t n) const;
+  void write_bytes(uint64_t address, const void* in, uint64_t n);
   std::unordered_map<uint64_t, std::unique_ptr<uint8_t[]>> pages_;
 };
 

@@ -11,7 +11,11 @@
 
 namespace kb {
 
-inline uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+// Without overflow for any a (a + b - 1 could wrap).
+inline uint64_t ceil_div(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
+// ceil(bytes / per_cycle). Every formula below is computed with checked
+// arithmetic and throws KernelError when its cycle count does not fit in 64
+// bits (issue 11: never a wrapped figure).
 uint64_t ceil_div_real(uint64_t bytes, double per_cycle);
 
 // HBM access: latency + ceil(bytes / (channels x GB/s x eff / f)).

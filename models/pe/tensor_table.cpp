@@ -1,6 +1,10 @@
 #include "models/pe/tensor_table.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <limits>
+
+#include "models/util/checked.h"
 
 namespace kb {
 
@@ -14,7 +18,30 @@ struct DtypeInfo {
 constexpr DtypeInfo kDtypes[] = {
     {Dtype::kFp32, "fp32"}, {Dtype::kBf16, "bf16"}, {Dtype::kFp16, "fp16"}, {Dtype::kInt8, "int8"}};
 constexpr uint64_t kAlign = 64;
-uint64_t align_up(uint64_t x) { return (x + kAlign - 1) / kAlign * kAlign; }
+// Saturates at the top of the address space: the next declaration there
+// then fails validation instead of wrapping to address 0.
+uint64_t align_up(uint64_t x) {
+  const std::optional<uint64_t> up = checked_add(x, kAlign - 1);
+  return up ? *up / kAlign * kAlign : std::numeric_limits<uint64_t>::max();
+}
+
+std::string hex(uint64_t x) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(x));
+  return buf;
+}
+
+// "a + n" of a range's end, without overflowing for a careless argument.
+std::string end_text(int64_t a, int64_t n) {
+  int64_t e;
+  if (__builtin_add_overflow(a, n, &e)) return std::to_string(a) + " + " + std::to_string(n);
+  return std::to_string(e);
+}
+
+[[noreturn]] void bad_shape(const std::string& name, int64_t rows, int64_t cols) {
+  throw KernelError("tensor '" + name + "': shape [" + std::to_string(rows) + ", " +
+                    std::to_string(cols) + "] must be positive");
+}
 }  // namespace
 
 const char* to_string(Dtype d) { return kDtypes[int(d)].name; }
@@ -41,22 +68,74 @@ Handle TensorTable::add(TensorDesc d) {
 
 Handle TensorTable::declare(const std::string& name, MemSpace space,
                             int64_t rows, int64_t cols, Dtype dtype) {
-  if (rows <= 0 || cols <= 0) {
-    throw KernelError("tensor '" + name + "': shape [" + std::to_string(rows) +
-                      ", " + std::to_string(cols) + "] must be positive");
+  if (rows <= 0 || cols <= 0) bad_shape(name, rows, cols);
+  const uint64_t address = space == MemSpace::kTcm ? tcm_next_ : hbm_next_;
+  if (space == MemSpace::kTcm) {
+    const std::optional<uint64_t> bytes =
+        checked_product({uint64_t(rows), uint64_t(cols), dtype_bytes(dtype)});
+    const std::optional<uint64_t> end = bytes ? checked_add(address, *bytes) : std::nullopt;
+    if (!end || *end > tcm_end()) {
+      throw KernelError("tensor '" + name + "' (" +
+                        (bytes ? std::to_string(*bytes)
+                               : std::to_string(rows) + " x " + std::to_string(cols) + " x " +
+                                     std::to_string(dtype_bytes(dtype))) +
+                        " bytes) does not fit in TCM: " + std::to_string(tcm_used()) + " of " +
+                        std::to_string(tcm_size_) + " bytes used (pe.attrs.tcm.size_bytes)");
+    }
   }
-  const uint64_t bytes = uint64_t(rows * cols) * dtype_bytes(dtype);
-  uint64_t& next = space == MemSpace::kTcm ? tcm_next_ : hbm_next_;
-  const uint64_t address = next;
-  if (space == MemSpace::kTcm && address + bytes > kTcmBase + tcm_size_) {
-    throw KernelError("tensor '" + name + "' (" + std::to_string(bytes) +
-                      " bytes) does not fit in TCM: " +
-                      std::to_string(tcm_used()) + " of " +
-                      std::to_string(tcm_size_) +
-                      " bytes used (pe.attrs.tcm.size_bytes)");
+  if (address == std::numeric_limits<uint64_t>::max()) {  // align_up saturated
+    throw KernelError("tensor '" + name + "' " + "does not fit in HBM: earlier tensors use its addresses "
+                      "up to the end of the 64-bit address space");
   }
-  next = align_up(address + bytes);
+  // declare_at validates the rest (size, span, HBM address space) and moves
+  // the bump allocator past the tensor.
   return declare_at(name, space, rows, cols, dtype, address, cols);
+}
+
+uint64_t TensorTable::tcm_end() const {
+  // TCM lies below HBM in the one address map.
+  const std::optional<uint64_t> end = checked_add(kTcmBase, tcm_size_);
+  return end && *end < kHbmBase ? *end : kHbmBase;
+}
+
+void TensorTable::validate_tensor(const TensorDesc& d) const {
+  if (d.rows <= 0 || d.cols <= 0) bad_shape(d.name, d.rows, d.cols);
+  const auto fail = [&](const std::string& what) {
+    throw KernelError("tensor '" + d.name + "' " + d.shape_string() + " at " + hex(d.address) +
+                      ": " + what);
+  };
+  if (d.row_stride < d.cols) {
+    fail("row stride " + std::to_string(d.row_stride) + " must be at least its " +
+         std::to_string(d.cols) + " columns");
+  }
+  const uint64_t size = dtype_bytes(d.dtype);
+  if (d.address % size != 0) {
+    fail(std::string("address must be a multiple of ") + std::to_string(size) + " bytes (" +
+         to_string(d.dtype) + " alignment)");
+  }
+  // (rows - 1) x row_stride + cols elements, checked (int64 code downstream
+  // indexes elements, so at most 2^63 - 1 of them).
+  const std::optional<uint64_t> last_row = checked_mul(uint64_t(d.rows - 1), uint64_t(d.row_stride));
+  const std::optional<uint64_t> span = last_row ? checked_add(*last_row, uint64_t(d.cols)) : std::nullopt;
+  if (!span || *span > uint64_t(std::numeric_limits<int64_t>::max())) {
+    fail("spans more than 2^63 - 1 elements ((rows - 1) x row stride " + std::to_string(d.row_stride) +
+         " + cols)");
+  }
+  const std::optional<uint64_t> bytes = checked_mul(*span, size);
+  if (!bytes) {
+    fail("its span of " + std::to_string(*span) + " elements x " + std::to_string(size) +
+         " bytes exceeds the 64-bit address space");
+  }
+  const std::optional<uint64_t> end = checked_add(d.address, *bytes);
+  if (!end) fail("its " + std::to_string(*bytes) + " bytes run past the end of the 64-bit address space");
+  if (d.space == MemSpace::kTcm) {
+    if (d.address < kTcmBase || *end > tcm_end()) {
+      fail("bytes [" + hex(d.address) + ", " + hex(*end) + ") must lie inside TCM [" + hex(kTcmBase) +
+           ", " + hex(tcm_end()) + ") (pe.attrs.tcm.size_bytes = " + std::to_string(tcm_size_) + ")");
+    }
+  } else if (d.address < kHbmBase) {
+    fail("an HBM address must be at least " + hex(kHbmBase) + " (below it is TCM)");
+  }
 }
 
 Handle TensorTable::declare_at(const std::string& name, MemSpace space,
@@ -70,28 +149,29 @@ Handle TensorTable::declare_at(const std::string& name, MemSpace space,
   d.cols = cols;
   d.row_stride = row_stride;
   d.address = address;
+  validate_tensor(d);
   // Keep the bump allocators past anything declared explicitly (replay).
   uint64_t& next = space == MemSpace::kTcm ? tcm_next_ : hbm_next_;
-  if (rows > 0 && cols > 0) next = std::max(next, align_up(d.span_end()));
+  next = std::max(next, align_up(d.span_end()));
   return add(std::move(d));
 }
 
 Handle TensorTable::view(Handle base, int64_t row0, int64_t nrows,
                          int64_t col0, int64_t ncols, const std::string& name) {
   const TensorDesc& b = at(base);
-  if (row0 < 0 || col0 < 0 || nrows <= 0 || ncols <= 0 ||
-      row0 + nrows > b.rows || col0 + ncols > b.cols) {
-    throw KernelError("view rows [" + std::to_string(row0) + ", " +
-                      std::to_string(row0 + nrows) + ") x cols [" +
-                      std::to_string(col0) + ", " +
-                      std::to_string(col0 + ncols) + ") is out of bounds of '" +
-                      name_of(b) + "' " + b.shape_string());
+  // Compared without forming row0 + nrows, which may overflow.
+  if (row0 < 0 || col0 < 0 || nrows <= 0 || ncols <= 0 || row0 >= b.rows ||
+      col0 >= b.cols || nrows > b.rows - row0 || ncols > b.cols - col0) {
+    throw KernelError("view rows [" + std::to_string(row0) + ", " + end_text(row0, nrows) +
+                      ") x cols [" + std::to_string(col0) + ", " + end_text(col0, ncols) +
+                      ") is out of bounds of '" + name_of(b) + "' " + b.shape_string());
   }
   // Built before the slot is written (the slot may hold `b` itself, the
   // oldest live view), and without copying b's name string.
   const TensorDesc fields{kViewHandleBit | next_view_, {}, b.space, b.dtype, nrows, ncols,
                           b.row_stride,
-                          b.address + uint64_t(row0 * b.row_stride + col0) * dtype_bytes(b.dtype),
+                          b.address + (uint64_t(row0) * uint64_t(b.row_stride) + uint64_t(col0)) *
+                                          dtype_bytes(b.dtype),
                           name.empty() ? base : 0, row0, col0};
   std::string view_name = name;  // may throw: before any slot changes
   TensorDesc& d = views_[next_view_ % kViewCapacity];

@@ -49,14 +49,17 @@ struct TensorDesc {
   Handle base = 0;
   int64_t row0 = 0, col0 = 0;
 
-  int64_t elements() const { return rows * cols; }
-  uint64_t bytes() const { return uint64_t(elements()) * dtype_bytes(dtype); }
+  // Unsigned arithmetic: the table validated every descriptor (positive
+  // shape, span of at most 2^63 - 1 elements that does not wrap), so these
+  // never overflow.
+  uint64_t elements() const { return uint64_t(rows) * uint64_t(cols); }
+  uint64_t bytes() const { return elements() * dtype_bytes(dtype); }
+  // Elements from [0, 0] to one past the last: (rows - 1) x row_stride + cols.
+  uint64_t span_elements() const { return uint64_t(rows - 1) * uint64_t(row_stride) + uint64_t(cols); }
   // [begin, end) byte range covered, for hazards (conservative for strided
   // views: the bounding range).
   uint64_t span_begin() const { return address; }
-  uint64_t span_end() const {
-    return address + uint64_t((rows - 1) * row_stride + cols) * dtype_bytes(dtype);
-  }
+  uint64_t span_end() const { return address + span_elements() * dtype_bytes(dtype); }
   std::string shape_string() const;  // "[rows, cols] dtype space"
 };
 
@@ -82,10 +85,21 @@ class TensorTable {
   // full or the shape is not positive.
   Handle declare(const std::string& name, MemSpace space, int64_t rows,
                  int64_t cols, Dtype dtype);
-  // Declares a tensor at a given address, as a recorded stream does.
+  // Declares a tensor at a given address, as a recorded stream does. The
+  // descriptor is validated first (validate_tensor).
   Handle declare_at(const std::string& name, MemSpace space, int64_t rows,
                     int64_t cols, Dtype dtype, uint64_t address,
                     int64_t row_stride);
+  // The one check every descriptor passes before it enters the table, from
+  // a live kernel (declare) or a replayed stream (declare_at) alike (issue
+  // 11): positive shape, row stride >= cols, an address aligned to the
+  // dtype, a span of at most 2^63 - 1 elements whose bytes are computed
+  // without overflow and do not wrap past 2^64, and the whole span inside
+  // its memory space (TCM: [0, pe.attrs.tcm.size_bytes); HBM: from
+  // 0x10000000000). Throws KernelError naming the tensor and what was
+  // expected.
+  void validate_tensor(const TensorDesc& d) const;
+  uint64_t tcm_size() const { return tcm_size_; }
   // rows [row0, row0+nrows) x cols [col0, col0+ncols) of `base`.
   Handle view(Handle base, int64_t row0, int64_t nrows, int64_t col0,
               int64_t ncols, const std::string& name = "");
@@ -117,6 +131,7 @@ class TensorTable {
 
  private:
   Handle add(TensorDesc d);
+  uint64_t tcm_end() const;  // one past TCM's last byte
   uint64_t tcm_size_;
   uint64_t tcm_next_ = kTcmBase;
   uint64_t hbm_next_ = kHbmBase;

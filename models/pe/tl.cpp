@@ -34,7 +34,10 @@ Tensor Tl::tcm(const std::string& name, int64_t rows, int64_t cols, Dtype dtype)
 
 Tensor Tl::view(const Tensor& t, int64_t row0, int64_t nrows, int64_t col0, int64_t ncols) {
   return tensor(in_kernel(kernel_name_, [&] {
-    return cpu_.view(t.handle, row0, nrows, col0, ncols < 0 ? t.cols - col0 : ncols);
+    // "All columns from col0"; a col0 out of range gets 0 columns, which the
+    // table rejects naming the view (t.cols - col0 could overflow).
+    const int64_t rest = col0 >= 0 && col0 <= t.cols ? t.cols - col0 : 0;
+    return cpu_.view(t.handle, row0, nrows, col0, ncols < 0 ? rest : ncols);
   }));
 }
 

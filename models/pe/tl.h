@@ -24,7 +24,7 @@ struct Tensor {
   int64_t rows = 0, cols = 0;
   Dtype dtype = Dtype::kFp32;
   MemSpace space = MemSpace::kTcm;
-  uint64_t bytes() const { return uint64_t(rows * cols) * dtype_bytes(dtype); }
+  uint64_t bytes() const { return uint64_t(rows) * uint64_t(cols) * dtype_bytes(dtype); }
 };
 
 struct DotOptions {

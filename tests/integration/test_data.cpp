@@ -390,6 +390,98 @@ TEST_P(BadInput, LoadShapeMismatch) {
   EXPECT_THAT(e, HasSubstr("command #1 DmaReadCmd: shape mismatch: dst 'a' [32, 64] fp32 tcm vs src 'x' [64, 64] fp32 hbm"));
 }
 
+
+// --- issue 11: sizes and spans computed with checked arithmetic. Each of
+// these was accepted before: the products overflowed (signed overflow,
+// undefined) and wrapped to a small or negative figure.
+
+TEST_P(BadInput, HbmTensorWhoseElementsOverflow) {
+  const std::string e = error_of([](Tl& tl) { tl.hbm("x", int64_t(1) << 32, int64_t(1) << 32, Dtype::kFp32); });
+  EXPECT_EQ(e, "kernel 'bad_kernel': tensor 'x' [4294967296, 4294967296] fp32 hbm at 0x10000000000: spans more "
+               "than 2^63 - 1 elements ((rows - 1) x row stride 4294967296 + cols)");
+}
+
+TEST_P(BadInput, HbmTensorWhoseBytesOverflow) {
+  // 2^62 elements fit in int64, their 2^64 bytes do not (wrapped to 0 bytes).
+  const std::string e = error_of([](Tl& tl) { tl.hbm("x", int64_t(1) << 31, int64_t(1) << 31, Dtype::kFp32); });
+  EXPECT_EQ(e, "kernel 'bad_kernel': tensor 'x' [2147483648, 2147483648] fp32 hbm at 0x10000000000: its span of "
+               "4611686018427387904 elements x 4 bytes exceeds the 64-bit address space");
+}
+
+TEST_P(BadInput, TcmTensorWhoseBytesOverflow) {
+  // 2^31 x 2^31 x 4 = 2^64 bytes: wrapped to 0 and "fitted" in TCM.
+  const std::string e = error_of([](Tl& tl) { tl.tcm("a", int64_t(1) << 31, int64_t(1) << 31, Dtype::kFp32); });
+  EXPECT_EQ(e, "kernel 'bad_kernel': tensor 'a' (2147483648 x 2147483648 x 4 bytes) does not fit in TCM: 0 of "
+               "4194304 bytes used (pe.attrs.tcm.size_bytes)");
+}
+
+TEST_P(BadInput, HbmAllocationCannotWrapPast2To64) {
+  // Three 2^62-byte tensors fit above 0x10000000000; a fourth would wrap
+  // into TCM's addresses.
+  const std::string e = error_of([](Tl& tl) {
+    for (const char* n : {"a", "b", "c", "d"}) tl.hbm(n, int64_t(1) << 31, int64_t(1) << 31, Dtype::kInt8);
+  });
+  EXPECT_EQ(e, "kernel 'bad_kernel': tensor 'd' [2147483648, 2147483648] int8 hbm at 0xc000010000000000: "
+               "its 4611686018427387904 bytes run past the end of the 64-bit address space");
+}
+
+// A tensor ending in the last 64 bytes below 2^64 leaves no aligned address
+// for the next (the bump allocator saturates instead of wrapping to 0).
+TEST_P(BadInput, HbmUsedUpToTheEnd) {
+  const std::string e = error_of([](Tl& tl) {
+    // Two int8 tensors from 0x10000000000: b, 64-byte aligned after a, ends
+    // at 2^64 - 8, whose next 64-byte boundary would be 2^64.
+    const int64_t half = int64_t((~uint64_t(0) - (uint64_t(1) << 40) - 15) / 2);
+    tl.hbm("a", 1, half, Dtype::kInt8);
+    tl.hbm("b", 1, half, Dtype::kInt8);
+    tl.hbm("c", 1, 1, Dtype::kInt8);
+  });
+  EXPECT_EQ(e, "kernel 'bad_kernel': tensor 'c' does not fit in HBM: earlier tensors use its addresses up to the "
+               "end of the 64-bit address space");
+}
+
+TEST_P(BadInput, ViewWhoseEndOverflows) {
+  const std::string e = error_of([](Tl& tl) {
+    const Tensor x = tl.hbm("x", 100, 16, Dtype::kFp32);
+    tl.view(x, 1, std::numeric_limits<int64_t>::max());
+  });
+  EXPECT_EQ(e, "kernel 'bad_kernel': view rows [1, 1 + 9223372036854775807) x cols [0, 16) is out of bounds "
+               "of 'x' [100, 16] fp32 hbm");
+}
+
+TEST_P(BadInput, ViewFromAColumnFarOutside) {
+  const std::string e = error_of([](Tl& tl) {
+    const Tensor x = tl.hbm("x", 100, 16, Dtype::kFp32);
+    tl.view(x, 0, 1, std::numeric_limits<int64_t>::min());  // all columns from there
+  });
+  EXPECT_EQ(e, "kernel 'bad_kernel': view rows [0, 1) x cols [-9223372036854775808, -9223372036854775808) is "
+               "out of bounds of 'x' [100, 16] fp32 hbm");
+}
+
+// --- issue 11: the backing store never writes past a page. The table keeps
+// elements aligned (so they never straddle a 64 KiB page), but the store
+// does not rely on it: an element across two pages, or across 2^64, lands
+// byte for byte where its address says. Before, the fp32 below wrote two
+// bytes past the end of the first page's allocation (heap overflow).
+
+TEST(BackingStorePages, ElementStraddlingTwoPages) {
+  BackingStore mem;
+  const uint64_t page = uint64_t(1) << 16;
+  mem.store(page - 2, Dtype::kFp32, 1.5f);  // bits 0x3fc00000: bytes 00 00 | c0 3f
+  EXPECT_EQ(mem.load(page - 2, Dtype::kFp32), 1.5f);
+  EXPECT_EQ(mem.load(page - 2, Dtype::kBf16), 0.0f);  // low half, first page
+  EXPECT_EQ(mem.load(page, Dtype::kBf16), 1.5f);      // high half, second page
+  EXPECT_EQ(mem.bytes(), 2 * page);
+}
+
+TEST(BackingStorePages, ElementAcross2To64) {
+  BackingStore mem;
+  mem.store(~uint64_t(0) - 1, Dtype::kFp32, -3.0f);  // bits 0xc0400000
+  EXPECT_EQ(mem.load(~uint64_t(0) - 1, Dtype::kFp32), -3.0f);
+  EXPECT_EQ(mem.load(0, Dtype::kBf16), -3.0f);  // the high half wrapped to address 0
+  EXPECT_EQ(mem.bytes(), uint64_t(2) << 16);
+}
+
 INSTANTIATE_TEST_SUITE_P(BothModes, BadInput, ::testing::Bool(),
                          [](const auto& info) { return std::string(info.param ? "data" : "timing"); });
 

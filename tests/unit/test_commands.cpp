@@ -3,7 +3,13 @@
 // times with no de-duplication).
 #include <gtest/gtest.h>
 
+#include <gmock/gmock.h>
+
+#include <limits>
+
 #include "models/pe/commands.h"
+#include "models/pe/engine_timing.h"
+#include "models/pe/tensor_table.h"
 
 namespace kb {
 namespace {
@@ -127,6 +133,86 @@ TEST(Commands, MathOpNamesRoundTrip) {
   }
   MathOp unused{};
   EXPECT_FALSE(math_op_from_string("softmax", &unused));
+}
+
+
+// --- engine timing with checked arithmetic (issue 11). Values by hand from
+// the README's formulas with the parameters set here.
+
+PeConfig small_config() {
+  PeConfig cfg;
+  cfg.gemm.array_rows = 4;
+  cfg.gemm.array_cols = 8;
+  cfg.math.lanes = 16;
+  cfg.math.pipeline_latency_cycles = 3;
+  cfg.math.elementwise_cycles = 2;
+  cfg.tcm.bytes_per_cycle = 64.0;
+  cfg.tcm.latency_cycles = 5;
+  return cfg;
+}
+
+TEST(EngineTiming, GemmByHand) {
+  const PeConfig cfg = small_config();
+  // ceil(10/4) x ceil(17/8) x 7 + 4 + 8 = 3 x 3 x 7 + 12
+  EXPECT_EQ(gemm_cycles(cfg, 10, 17, 7), 75u);
+  EXPECT_EQ(gemm_cycles(cfg, 4, 8, 1), 13u);  // 1 x 1 x 1 + 12
+}
+
+TEST(EngineTiming, ReductionDepthIsCeilLog2InIntegers) {
+  const PeConfig cfg = small_config();
+  // 3 + ceil(elements / 16) x 2 + ceil(log2(row_len))
+  EXPECT_EQ(math_cycles(cfg, MathOp::kRowSum, 32, 32), 3u + 4u + 5u);
+  EXPECT_EQ(math_cycles(cfg, MathOp::kRowSum, 33, 33), 3u + 6u + 6u);
+  EXPECT_EQ(math_cycles(cfg, MathOp::kRowMax, 1, 1), 3u + 2u);
+  // 2^53 + 1 is not a double: log2 in floating point rounds it to 53.
+  const int64_t n = (int64_t(1) << 53) + 1;
+  EXPECT_EQ(math_cycles(cfg, MathOp::kRowMax, 16, n), 3u + 2u + 54u);
+}
+
+TEST(EngineTiming, TcmByHand) {
+  const PeConfig cfg = small_config();
+  EXPECT_EQ(tcm_cycles(cfg, 128), 5u + 2u);
+  EXPECT_EQ(tcm_cycles(cfg, 129), 5u + 3u);
+  EXPECT_EQ(tcm_cycles(cfg, 0), 5u);
+}
+
+// A GEMM whose cycles exceed 64 bits was reported as 2^63 ps; now an error.
+TEST(EngineTiming, HugeGemmIsAnError) {
+  const PeConfig cfg = small_config();
+  const int64_t big = int64_t(1) << 40;
+  try {
+    gemm_cycles(cfg, big, big, big);
+    FAIL();
+  } catch (const KernelError& e) {
+    EXPECT_STREQ(e.what(), "GEMM: the cycle count does not fit in 64 bits");
+  }
+  EXPECT_THROW(gemm_cycles(cfg, -1, 8, 8), KernelError);
+  // The largest that fits is still exact: 1 x 1 x (2^64 - 1 - 12) + 12.
+  const uint64_t k = std::numeric_limits<uint64_t>::max() - 12;
+  EXPECT_EQ(gemm_cycles(cfg, 4, 8, int64_t(std::min<uint64_t>(k, uint64_t(INT64_MAX)))),
+            uint64_t(INT64_MAX) + 12u);
+}
+
+// bytes / a vanishing bandwidth was a float-to-int overflow (undefined; seen
+// as a latency lower than the default's); now an error naming the transfer.
+TEST(EngineTiming, TransferAtAVanishingRateIsAnError) {
+  PeConfig cfg = small_config();
+  cfg.tcm.bytes_per_cycle = 1e-300;
+  try {
+    tcm_cycles(cfg, 8192);
+    FAIL();
+  } catch (const KernelError& e) {
+    EXPECT_STREQ(e.what(), "8192 bytes at 1e-300 bytes per cycle: the cycle count does not fit in 64 bits");
+  }
+  EXPECT_THROW(ceil_div_real(1, 0.0), KernelError);  // infinity
+  EXPECT_THROW(ceil_div_real(1, std::numeric_limits<double>::quiet_NaN()), KernelError);
+  EXPECT_EQ(ceil_div_real(1000, 204.8), 5u);
+}
+
+TEST(EngineTiming, CeilDivDoesNotWrap) {
+  EXPECT_EQ(ceil_div(std::numeric_limits<uint64_t>::max(), 2), uint64_t(1) << 63);
+  EXPECT_EQ(ceil_div(10, 5), 2u);
+  EXPECT_EQ(ceil_div(11, 5), 3u);
 }
 
 }  // namespace
