@@ -9,7 +9,7 @@
 #
 # KB_FUZZ_RUNS_<HARNESS> overrides a harness's execution count (CONFIG,
 # STREAM, REPLAY). The counts are sized for about a minute each on a shared
-# 2-core machine (config ~450, stream ~9,000, replay ~20 executions/s: each
+# 2-core machine (config ~150, stream ~15,000, replay ~30 executions/s: each
 # replay input is simulated in a forked child); -max_total_time caps a run
 # at 150 s should the machine be slower. New inputs go to
 # BUILD/fuzz-corpus-<harness>, never into the committed corpus.
@@ -17,7 +17,7 @@ set -euo pipefail
 top="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${1:-$top/build-fuzz}"
 
-declare -A runs=([config]="${KB_FUZZ_RUNS_CONFIG:-30000}"
+declare -A runs=([config]="${KB_FUZZ_RUNS_CONFIG:-20000}"
                  [stream]="${KB_FUZZ_RUNS_STREAM:-500000}"
                  [replay]="${KB_FUZZ_RUNS_REPLAY:-2000}")
 declare -A dict=([config]=config [stream]=stream [replay]=stream)
