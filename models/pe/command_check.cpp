@@ -159,22 +159,22 @@ Handle operand(const OpSpec& op, const char* name, const Where& what) {
 
 void check_command(const Command& cmd, const TensorTable& t) {
   const MemSpace hbm = MemSpace::kHbm, tcm = MemSpace::kTcm;
-  if (const auto* c = std::get_if<DmaReadCmd>(&cmd)) {
-    check_transfer(t, c->dst, c->src, "DmaReadCmd", &tcm, &hbm);
-  } else if (const auto* c = std::get_if<DmaWriteCmd>(&cmd)) {
-    check_transfer(t, c->dst, c->src, "DmaWriteCmd", &hbm, &tcm);
-  } else if (const auto* c = std::get_if<CopyCmd>(&cmd)) {
-    check_transfer(t, c->dst, c->src, "CopyCmd", nullptr, nullptr);
-  } else if (const auto* c = std::get_if<GemmCmd>(&cmd)) {
-    check_gemm(t, c->a, c->b, c->out, c->m, c->n, c->k, c->transpose_b, false, "GemmCmd");
-  } else if (const auto* c = std::get_if<MathCmd>(&cmd)) {
-    check_math(t, c->op, c->operands.data(), c->operands.size(), c->out, Where("MathCmd", to_string(c->op)));
-  } else if (const auto* c = std::get_if<CompositeCmd>(&cmd)) {
-    const Where base(*c, size_t(-1), false);
+  if (const auto* rd = std::get_if<DmaReadCmd>(&cmd)) {
+    check_transfer(t, rd->dst, rd->src, "DmaReadCmd", &tcm, &hbm);
+  } else if (const auto* wr = std::get_if<DmaWriteCmd>(&cmd)) {
+    check_transfer(t, wr->dst, wr->src, "DmaWriteCmd", &hbm, &tcm);
+  } else if (const auto* cp = std::get_if<CopyCmd>(&cmd)) {
+    check_transfer(t, cp->dst, cp->src, "CopyCmd", nullptr, nullptr);
+  } else if (const auto* gemm = std::get_if<GemmCmd>(&cmd)) {
+    check_gemm(t, gemm->a, gemm->b, gemm->out, gemm->m, gemm->n, gemm->k, gemm->transpose_b, false, "GemmCmd");
+  } else if (const auto* math = std::get_if<MathCmd>(&cmd)) {
+    check_math(t, math->op, math->operands.data(), math->operands.size(), math->out, Where("MathCmd", to_string(math->op)));
+  } else if (const auto* comp = std::get_if<CompositeCmd>(&cmd)) {
+    const Where base(*comp, size_t(-1), false);
     const OpSpec* tile_gemm = nullptr;
-    for (size_t i = 0; i < c->ops.size(); ++i) {
-      const OpSpec& op = c->ops[i];
-      const Where what(*c, i, true);
+    for (size_t i = 0; i < comp->ops.size(); ++i) {
+      const OpSpec& op = comp->ops[i];
+      const Where what(*comp, i, true);
       if (!op.has_out) fail(what, "needs an out handle");
       if (op.is_gemm()) {
         const bool tile = op.scope == OpScope::kTile;
@@ -198,7 +198,7 @@ void check_command(const Command& cmd, const TensorTable& t) {
         expect_same_shape(t, t.at(op.out), t.at(tile_gemm->out), what, "out", "gemm out");
       }
     }
-    for (Handle h : c->rw_handles) tensor(t, h, base, "rw_handle");
+    for (Handle h : comp->rw_handles) tensor(t, h, base, "rw_handle");
   }
 }
 
@@ -236,35 +236,35 @@ Access op_access(const OpSpec& op) {
 
 void check_initialised(const Command& cmd, const TensorTable& t, InitTracker& init) {
   Access a;
-  if (const auto* c = std::get_if<DmaReadCmd>(&cmd)) {
-    a.read("src", c->src);
-    a.write = c->dst;
+  if (const auto* rd = std::get_if<DmaReadCmd>(&cmd)) {
+    a.read("src", rd->src);
+    a.write = rd->dst;
     read_then_write(a, t, init, "DmaReadCmd");
-  } else if (const auto* c = std::get_if<DmaWriteCmd>(&cmd)) {
-    a.read("src", c->src);
-    a.write = c->dst;
+  } else if (const auto* wr = std::get_if<DmaWriteCmd>(&cmd)) {
+    a.read("src", wr->src);
+    a.write = wr->dst;
     read_then_write(a, t, init, "DmaWriteCmd");
-  } else if (const auto* c = std::get_if<CopyCmd>(&cmd)) {
-    a.read("src", c->src);
-    a.write = c->dst;
+  } else if (const auto* cp = std::get_if<CopyCmd>(&cmd)) {
+    a.read("src", cp->src);
+    a.write = cp->dst;
     read_then_write(a, t, init, "CopyCmd");
-  } else if (const auto* c = std::get_if<GemmCmd>(&cmd)) {
-    a.read("a", c->a);
-    a.read("b", c->b);
-    if (c->accumulate) a.read("out", c->out);
-    a.write = c->out;
+  } else if (const auto* gemm = std::get_if<GemmCmd>(&cmd)) {
+    a.read("a", gemm->a);
+    a.read("b", gemm->b);
+    if (gemm->accumulate) a.read("out", gemm->out);
+    a.write = gemm->out;
     read_then_write(a, t, init, "GemmCmd");
-  } else if (const auto* c = std::get_if<MathCmd>(&cmd)) {
-    for (size_t i = 0; i < c->operands.size() && i < 2; ++i) a.read(i == 0 ? "src_a" : "src_b", c->operands[i]);
-    a.write = c->out;
-    read_then_write(a, t, init, Where("MathCmd", to_string(c->op)));
-  } else if (const auto* c = std::get_if<CompositeCmd>(&cmd)) {
+  } else if (const auto* math = std::get_if<MathCmd>(&cmd)) {
+    for (size_t i = 0; i < math->operands.size() && i < 2; ++i) a.read(i == 0 ? "src_a" : "src_b", math->operands[i]);
+    a.write = math->out;
+    read_then_write(a, t, init, Where("MathCmd", to_string(math->op)));
+  } else if (const auto* comp = std::get_if<CompositeCmd>(&cmd)) {
     // The plan's order: prologue, tile, epilogue; program order within each.
     for (OpScope scope : {OpScope::kPrologue, OpScope::kTile, OpScope::kEpilogue}) {
-      for (size_t i = 0; i < c->ops.size(); ++i) {
-        const OpSpec& op = c->ops[i];
+      for (size_t i = 0; i < comp->ops.size(); ++i) {
+        const OpSpec& op = comp->ops[i];
         if (op.scope != scope) continue;
-        read_then_write(op_access(op), t, init, Where(*c, i, false));
+        read_then_write(op_access(op), t, init, Where(*comp, i, false));
       }
     }
   }

@@ -110,8 +110,8 @@ INSTANTIATE_TEST_SUITE_P(Shapes, GemmData,
                                            GemmCase{96, 200, 130, Dtype::kFp32},  // K % 64 != 0
                                            GemmCase{130, 70, 333, Dtype::kBf16},
                                            GemmCase{64, 256, 1000, Dtype::kBf16}),
-                         [](const auto& info) {
-                           const GemmCase& c = info.param;
+                         [](const auto& param_info) {
+                           const GemmCase& c = param_info.param;
                            return std::to_string(c.m) + "x" + std::to_string(c.n) + "x" +
                                   std::to_string(c.k) + "_" + to_string(c.dtype);
                          });
@@ -249,7 +249,7 @@ TEST_P(GqaData, Opt2AndOpt3EqualReferenceAttentionForHighContrastInputs) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, GqaData, ::testing::Values(Dtype::kFp32, Dtype::kBf16),
-                         [](const auto& info) { return std::string(to_string(info.param)); });
+                         [](const auto& param_info) { return std::string(to_string(param_info.param)); });
 
 // --- timing is untouched, and timing mode stays lean
 
@@ -483,7 +483,7 @@ TEST(BackingStorePages, ElementAcross2To64) {
 }
 
 INSTANTIATE_TEST_SUITE_P(BothModes, BadInput, ::testing::Bool(),
-                         [](const auto& info) { return std::string(info.param ? "data" : "timing"); });
+                         [](const auto& param_info) { return std::string(param_info.param ? "data" : "timing"); });
 
 }  // namespace
 }  // namespace kb

@@ -30,8 +30,9 @@ std::vector<std::string> bench_names() {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllBenches, Golden, ::testing::ValuesIn(bench_names()),
-                         [](const auto& info) {
-                           std::string n = info.param;
+                         // Not `info`: the macro's own function has a parameter of that name.
+                         [](const auto& param_info) {
+                           std::string n = param_info.param;
                            for (char& c : n)
                              if (c == '-') c = '_';
                            return n;

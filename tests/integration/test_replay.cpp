@@ -173,9 +173,9 @@ TEST_P(PathParity, LiveAndReplayAreIdentical) {
 INSTANTIATE_TEST_SUITE_P(Kernels, PathParity,
                          ::testing::Combine(::testing::ValuesIn(parity_cases()),
                                             ::testing::Values(0.0625, 0.25)),
-                         [](const auto& info) {
-                           return std::string(std::get<0>(info.param).name) +
-                                  (std::get<1>(info.param) == 0.0625 ? "_default" : "_R0_25");
+                         [](const auto& param_info) {
+                           return std::string(std::get<0>(param_info.param).name) +
+                                  (std::get<1>(param_info.param) == 0.0625 ? "_default" : "_R0_25");
                          });
 
 // Replay reads the cost model of the run it is in, not the recording's: a
@@ -438,7 +438,7 @@ TEST_P(LoaderError, NamesFileLineAndProblem) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Malformed, LoaderError, ::testing::ValuesIn(malformed_cases()),
-                         [](const auto& info) { return std::string(info.param.name); });
+                         [](const auto& param_info) { return std::string(param_info.param.name); });
 
 TEST(LoaderErrors, MissingFileNamesIt) {
   try {

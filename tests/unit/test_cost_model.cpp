@@ -8,7 +8,7 @@
 namespace kb {
 namespace {
 
-CompositeCmd composite_of_bytes_at_least(uint32_t target) {
+CompositeCmd composite_of_bytes_at_least(uint64_t target) {
   CompositeCmd c;
   c.name = "big";
   while (c.logical_bytes() < target) {
