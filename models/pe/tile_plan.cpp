@@ -291,6 +291,9 @@ void TilePlan::next_tile() {
   };
   if (l.a_hbm) dma_read(a_block, l.a_el);
   if (l.b_hbm) dma_read(b_block, l.b_el);
+  // An accumulating GEMM adds onto the output's old value: from HBM it
+  // comes in like an operand block (issue 11), before the first K step.
+  if (read_out && l.o_hbm) dma_read(o_block, l.o_el);
   edge(last_prologue_, fetch);
   edge(old_gemm, fetch);  // operand buffer reuse
   const Ref g = add(RecordKind::kGemm, Engine::kGemm, tile);

@@ -5,11 +5,13 @@
 // CompositeCmd: a tile plan. Prologue ops run once before the tile loop and
 // epilogue ops once after it, each as a standalone one-stage tile on its
 // engine. The tile-scope GEMM op is cut into hardware tiles (pe.attrs.tile);
-// per tile: DMA_READ for each operand block in HBM, FETCH (TCM -> engine), GEMM, and when
-// the tile completes an output block (last K step): STORE (engine -> TCM),
-// the tile-scope MATH ops on that block, and DMA_WRITE when the output lives
-// in HBM. Double buffering: tile t's DMA_READ and FETCH reuse the buffers of
-// tile t-2, so tile t+1's DMA overlaps tile t's GEMM.
+// per tile: DMA_READ for each operand block in HBM (and, on the first K
+// step of an accumulating GEMM whose output lives in HBM, of the output block
+// it adds onto), FETCH (TCM -> engine), GEMM, and when the tile completes an
+// output block (last K step): STORE (engine -> TCM), the tile-scope MATH ops
+// on that block, and DMA_WRITE when the output lives in HBM. Double
+// buffering: tile t's DMA_READ and FETCH reuse the buffers of tile t-2, so
+// tile t+1's DMA overlaps tile t's GEMM.
 //
 // Lazy (issue 11): the plan is a cursor, not a list. Every stage of tile t
 // depends, directly or through tile t's FETCH, on tile t-2's FETCH, so tile

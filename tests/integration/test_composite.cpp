@@ -346,6 +346,100 @@ TEST(TilePlan, CompositeCompletesWithItsLastStage) {
   EXPECT_EQ(r.records.back().kind, RecordKind::kDmaWrite);
 }
 
+// --- an accumulating GEMM into an HBM output reads the old value (issue 11)
+
+// out [128, 70] fp32 in HBM += a [128, 256] bf16 @ b [256, 70] bf16, both in
+// HBM; tiles 64^3: output blocks (0,0) (0,64) (64,0) (64,64), 4 K steps each.
+Kernel accumulate_into(MemSpace out_space) {
+  return [out_space](Tl& tl) {
+    const Tensor a = tl.hbm("a", 128, 256, Dtype::kBf16), b = tl.hbm("b", 256, 70, Dtype::kBf16);
+    const Tensor c = out_space == MemSpace::kHbm ? tl.hbm("c", 128, 70, Dtype::kFp32)
+                                                 : tl.tcm("c", 128, 70, Dtype::kFp32);
+    test::init(tl, {a, b, c});
+    tl.composite("acc", {gemm_op(OpScope::kTile, c, a, b, {false, /*accumulate=*/true})}, {c});
+  };
+}
+
+TEST(AccumulateIntoHbm, OutputBlockIsReadBeforeTheFirstKStep) {
+  const PeConfig cfg = tile64();
+  const RunResult r = run_kernel(accumulate_into(MemSpace::kHbm), cfg);
+  // DMA formula by hand (README): setup 16 + HBM latency 100 + ceil(bytes /
+  // B), B = 8 channels x 32 GB/s x 0.8 / 1 GHz = 204.8 bytes per cycle.
+  //   block 64 x 64 fp32 = 16384 bytes: 16384 / 204.8 = 80     -> 196 cycles
+  //   block 64 x 6 fp32  =  1536 bytes:  1536 / 204.8 = 7.5 -> 8 -> 124 cycles
+  const std::map<int64_t, std::pair<uint64_t, uint64_t>> expected = {  // tile -> bytes, cycles
+      {0, {16384, 196}}, {4, {1536, 124}}, {8, {16384, 196}}, {12, {1536, 124}}};
+  std::map<int64_t, OpRecord> out_reads, fetches;
+  for (const OpRecord& rec : of_kind(r, RecordKind::kDmaRead)) {
+    if (rec.bytes == 4 * rec.elements) out_reads[rec.tile] = rec;  // fp32: the output (a, b are bf16)
+  }
+  for (const OpRecord& rec : of_kind(r, RecordKind::kFetch)) fetches[rec.tile] = rec;
+  ASSERT_EQ(out_reads.size(), expected.size());
+  for (const auto& [tile, want] : expected) {
+    ASSERT_TRUE(out_reads.count(tile)) << "no DMA_READ of the output block in tile " << tile;
+    const OpRecord& rd = out_reads.at(tile);
+    EXPECT_EQ(rd.bytes, want.first) << tile;
+    EXPECT_EQ(rd.end_ps - rd.start_ps, want.second * 1000) << tile;  // 1 GHz: 1000 ps a cycle
+    EXPECT_LE(rd.end_ps, fetches.at(tile).start_ps) << tile;  // in TCM before it is fetched
+  }
+  // Tile 0's FETCH brings a, b and the old output block: 8192 + 8192 + 16384.
+  EXPECT_EQ(fetches.at(0).bytes, 32768u);
+  // Other tiles read a and b only.
+  EXPECT_EQ(of_kind(r, RecordKind::kDmaRead).size(), 16u * 2 + 4);
+}
+
+TEST(AccumulateIntoHbm, NoReadForATcmOutput) {
+  const RunResult r = run_kernel(accumulate_into(MemSpace::kTcm), tile64());
+  EXPECT_EQ(of_kind(r, RecordKind::kDmaRead).size(), 16u * 2);  // a and b only
+}
+
+TEST(AccumulateIntoHbm, DataModeResultIsOldPlusProduct) {
+  // Small integers: every product and sum is exact in fp32, so the result
+  // must equal old + a @ b exactly (computed here in int64).
+  PeConfig cfg = tile64();
+  cfg.data_mode = true;
+  const int64_t m = 100, n = 70, k = 130;
+  auto value = [](int64_t i, int64_t salt) {  // a hash of (i, salt) in -2 .. 2
+    const uint64_t h = (uint64_t(i) * 0x9e3779b97f4a7c15ull + uint64_t(salt)) >> 40;
+    return float(int64_t(h % 5) - 2);
+  };
+  const RunResult r = run_kernel(
+      [&](Tl& tl) {
+        const Tensor a = tl.hbm("a", m, k, Dtype::kBf16), b = tl.hbm("b", k, n, Dtype::kBf16);
+        const Tensor c = tl.hbm("c", m, n, Dtype::kFp32);
+        std::vector<float> va(size_t(m * k)), vb(size_t(k * n)), vc(size_t(m * n));
+        for (size_t i = 0; i < va.size(); ++i) va[i] = value(int64_t(i), 1);
+        for (size_t i = 0; i < vb.size(); ++i) vb[i] = value(int64_t(i), 2);
+        for (size_t i = 0; i < vc.size(); ++i) vc[i] = 10 * value(int64_t(i), 3);
+        tl.host_write(a, va);
+        tl.host_write(b, vb);
+        tl.host_write(c, vc);
+        tl.composite("acc", {gemm_op(OpScope::kTile, c, a, b, {false, true})}, {c});
+        const std::vector<float> got = tl.host_read(c);
+        int64_t mismatches = 0, changed = 0;
+        for (int64_t i = 0; i < m; ++i) {
+          for (int64_t j = 0; j < n; ++j) {
+            int64_t want = int64_t(vc[size_t(i * n + j)]);
+            for (int64_t x = 0; x < k; ++x)
+              want += int64_t(va[size_t(i * k + x)]) * int64_t(vb[size_t(x * n + j)]);
+            mismatches += double(got[size_t(i * n + j)]) != double(want);
+            changed += want != int64_t(vc[size_t(i * n + j)]);
+          }
+        }
+        tl.metric("mismatches", double(mismatches));
+        tl.metric("changed", double(changed));
+      },
+      cfg);
+  ASSERT_EQ(r.launches.size(), 1u);
+  std::map<std::string, double> metrics(r.launches[0].metrics.begin(), r.launches[0].metrics.end());
+  EXPECT_EQ(metrics.at("mismatches"), 0.0);
+  EXPECT_GT(metrics.at("changed"), 0.0);  // the product is not all zero
+  // The plan read each output block once: 2 x 2 blocks.
+  uint64_t out_reads = 0;
+  for (const OpRecord& rec : of_kind(r, RecordKind::kDmaRead)) out_reads += rec.bytes == 4 * rec.elements;
+  EXPECT_EQ(out_reads, 4u);
+}
+
 // --- the plan is produced lazily (issue 11): memory does not grow with the
 // tile count, and any tile size terminates.
 
