@@ -352,16 +352,6 @@ void TilePlan::emit_epilogue() {
   epilogue_done_ = true;
 }
 
-bool TilePlan::pop_ready(uint32_t* slot) {
-  if (ready_head_ == ready_.size()) {
-    ready_.clear();
-    ready_head_ = 0;
-    return false;
-  }
-  *slot = ready_[ready_head_++];
-  return true;
-}
-
 void TilePlan::complete(uint32_t slot) {
   Stage& s = slots_[slot];
   for (uint32_t d : s.dependents) {

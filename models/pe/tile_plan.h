@@ -47,7 +47,15 @@ class TilePlan {
   // completed stage's dependents in the order their edges were added. The
   // scheduler notifies engines in this order, which orders same-time events
   // and so op-log records.
-  bool pop_ready(uint32_t* slot);
+  bool pop_ready(uint32_t* slot) {
+    if (ready_head_ == ready_.size()) {
+      ready_.clear();
+      ready_head_ = 0;
+      return false;
+    }
+    *slot = ready_[ready_head_++];
+    return true;
+  }
   const Stage& stage(uint32_t slot) const { return slots_[slot]; }
   // A taken stage finished: its dependents may become ready, later tiles
   // may be produced. The slot is reused afterwards.
