@@ -1,9 +1,9 @@
 // PE_SCHEDULER's hazard scoreboard: orders read-after-write,
 // write-after-read and write-after-write between in-flight commands by
 // comparing the bytes of the tensors they touch, so two views of one tensor
-// conflict only where they overlap (DESIGN.md "Hazard scoreboard"). A
-// strided view (a column slice) touches rows x a column range, not the
-// bounding range between its first and last byte (issue 11).
+// conflict only where they overlap (README, "The model"). A strided view (a
+// column slice) touches rows x a column range, not the bounding range
+// between its first and last byte (issue 11).
 #pragma once
 
 #include <algorithm>
