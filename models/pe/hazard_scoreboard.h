@@ -73,7 +73,7 @@ class HazardScoreboard {
     Entry& slot = free_slot();
     slot.id = id;
     slot.live = true;
-    slot.ranges.assign(reads, writes);
+    slot.ranges.assign(reads, writes, later);
     ++live_;
   }
   void remove(uint64_t id);
@@ -154,14 +154,16 @@ class HazardScoreboard {
     StoredRanges& operator=(StoredRanges&&) noexcept = default;
     StoredRanges(const StoredRanges&) = delete;
     StoredRanges& operator=(const StoredRanges&) = delete;
-    void assign(const std::vector<ByteRange>& reads, const std::vector<ByteRange>& writes) {
+    // `r`: ranges_of(reads, writes), whose bounds are kept.
+    void assign(const std::vector<ByteRange>& reads, const std::vector<ByteRange>& writes,
+                const Ranges& r) {
       const size_t nr = reads.size(), nw = writes.size();
       if (all.size() < nr + nw) all.resize(nr + nw);  // [0, nr + nw) used; only grows
       for (size_t i = 0; i < nr; ++i) all[i] = reads[i];
       for (size_t i = 0; i < nw; ++i) all[nr + i] = writes[i];
-      view.reads = list_of(all.data(), nr);
-      view.writes = list_of(all.data() + nr, nw);
-      view.box = hull(view.reads, view.writes);
+      view = r;
+      view.reads.p = all.data();
+      view.writes.p = all.data() + nr;
     }
   };
   struct Entry {

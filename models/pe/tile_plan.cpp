@@ -185,11 +185,8 @@ void TilePlan::start(uint64_t cmd_id, const Command& cmd, const TensorTable& tab
   next_seq_ = 0;
   live_ = 0;
   tile_live_ = 0;
-  last_prologue_ = Ref{};
-  epilogue_.clear();
   epilogue_done_ = true;
-  tile_math_.clear();
-  loop_ = Loop{};
+  loop_.active = false;  // the rest of the composite state is set by composite()
   // Single-op commands: one stage, filled in place.
   if (const auto* rd = std::get_if<DmaReadCmd>(&cmd)) {
     transfer_work(at(add(RecordKind::kDmaRead, Engine::kDma, -1)), table.at(rd->dst),
@@ -216,6 +213,10 @@ void TilePlan::start(uint64_t cmd_id, const Command& cmd, const TensorTable& tab
 }
 
 void TilePlan::composite(const CompositeCmd& c, const TensorTable& table) {
+  last_prologue_ = Ref{};
+  epilogue_.clear();
+  tile_math_.clear();
+  loop_ = Loop{};
   // Prologue: standalone stages in program order, one after another.
   const OpSpec* tile_gemm = nullptr;
   for (size_t i = 0; i < c.ops.size(); ++i) {
