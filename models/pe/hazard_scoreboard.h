@@ -1,7 +1,9 @@
 // PE_SCHEDULER's hazard scoreboard: orders read-after-write,
 // write-after-read and write-after-write between in-flight commands by
-// comparing the byte ranges of the tensors they touch, so two views of one
-// tensor conflict only where they overlap (DESIGN.md "Hazard scoreboard").
+// comparing the bytes of the tensors they touch, so two views of one tensor
+// conflict only where they overlap (README, "The model"). A strided view (a
+// column slice) touches rows x a column range, not the bounding range
+// between its first and last byte (issue 11).
 #pragma once
 
 #include <algorithm>
@@ -11,9 +13,37 @@
 
 namespace kb {
 
+// The bytes a tensor or view touches: runs of `run` bytes, `stride` bytes
+// apart, from `begin`, the last ending at `end`. stride 0: a plain range,
+// every byte of [begin, end) (so {begin, end} is one).
 struct ByteRange {
-  uint64_t begin = 0, end = 0;  // [begin, end)
-  bool overlaps(const ByteRange& o) const { return begin < o.end && o.begin < end; }
+  uint64_t begin = 0, end = 0;  // [begin, end) bounds every run
+  uint64_t run = 0, stride = 0;
+
+  // rows runs of `run` bytes every `stride` bytes; a plain range when that
+  // is every byte of it. Past 2^64 (no valid tensor): [begin, 2^64 - 1)
+  // whole, conservatively.
+  static ByteRange strided(uint64_t begin, uint64_t run, uint64_t stride, uint64_t rows) {
+    if (rows <= 1 || run >= stride) {  // the common case: no gaps
+      const unsigned __int128 end = rows == 0 ? begin
+                                              : (unsigned __int128)(rows - 1) * stride + begin + run;
+      return {begin, end > UINT64_MAX ? UINT64_MAX : uint64_t(end)};
+    }
+    return strided_range(begin, run, stride, rows);
+  }
+  bool contiguous() const { return stride == 0; }
+  uint64_t rows() const { return contiguous() ? 1 : (end - begin - run) / stride + 1; }
+  bool overlaps(const ByteRange& o) const {
+    if (!(begin < o.end && o.begin < end)) return false;
+    if ((stride | o.stride) == 0) return true;  // both contiguous
+    return strided_overlap(*this, o);
+  }
+
+ private:
+  static ByteRange strided_range(uint64_t begin, uint64_t run, uint64_t stride, uint64_t rows);
+  // Exact for equal strides and for a strided range against a contiguous
+  // one; otherwise row by row, conservatively true past a bound on rows.
+  static bool strided_overlap(const ByteRange& a, const ByteRange& b);
 };
 
 enum class Hazard : uint8_t { kNone, kRaw, kWar, kWaw };
@@ -43,7 +73,7 @@ class HazardScoreboard {
     Entry& slot = free_slot();
     slot.id = id;
     slot.live = true;
-    slot.ranges.assign(reads, writes);
+    slot.ranges.assign(reads, writes, later);
     ++live_;
   }
   void remove(uint64_t id);
@@ -61,7 +91,8 @@ class HazardScoreboard {
   struct RangeList {
     const ByteRange* p = nullptr;
     size_t n = 0;
-    ByteRange box;  // empty (0, 0) when n == 0
+    ByteRange box;      // empty (0, 0) when n == 0
+    bool plain = true;  // every range contiguous: bounds decide
   };
   struct Ranges {
     RangeList reads, writes;
@@ -73,12 +104,15 @@ class HazardScoreboard {
     return {std::min(a.box.begin, b.box.begin), std::max(a.box.end, b.box.end)};
   }
   static RangeList list_of(const ByteRange* p, size_t n) {
-    RangeList l{p, n, {}};
+    RangeList l{p, n, {}, true};
     if (n) l.box = {p[0].begin, p[0].end};
+    uint64_t strides = n ? p[0].stride : 0;
     for (size_t i = 1; i < n; ++i) {
       l.box.begin = std::min(l.box.begin, p[i].begin);
       l.box.end = std::max(l.box.end, p[i].end);
+      strides |= p[i].stride;
     }
+    l.plain = strides == 0;
     return l;
   }
   static Ranges ranges_of(const std::vector<ByteRange>& reads, const std::vector<ByteRange>& writes) {
@@ -86,8 +120,17 @@ class HazardScoreboard {
     r.box = hull(r.reads, r.writes);
     return r;
   }
+  static bool bounds_meet(const ByteRange& a, const ByteRange& b) {
+    return a.begin < b.end && b.begin < a.end;
+  }
   static bool any_overlap(const RangeList& a, const RangeList& b) {
-    if (!a.n || !b.n || !a.box.overlaps(b.box)) return false;
+    if (!a.n || !b.n || !bounds_meet(a.box, b.box)) return false;
+    if (a.plain && b.plain) {  // the common case: contiguous tensors
+      for (size_t i = 0; i < a.n; ++i)
+        for (size_t j = 0; j < b.n; ++j)
+          if (bounds_meet(a.p[i], b.p[j])) return true;
+      return false;
+    }
     for (size_t i = 0; i < a.n; ++i)
       for (size_t j = 0; j < b.n; ++j)
         if (a.p[i].overlaps(b.p[j])) return true;
@@ -95,7 +138,7 @@ class HazardScoreboard {
   }
   // RAW before WAW before WAR: the first hazard that orders the pair.
   static Hazard classify(const Ranges& earlier, const Ranges& later) {
-    if (!earlier.box.overlaps(later.box)) return Hazard::kNone;
+    if (!bounds_meet(earlier.box, later.box)) return Hazard::kNone;
     if (any_overlap(earlier.writes, later.reads)) return Hazard::kRaw;
     if (any_overlap(earlier.writes, later.writes)) return Hazard::kWaw;
     if (any_overlap(later.writes, earlier.reads)) return Hazard::kWar;
@@ -111,12 +154,16 @@ class HazardScoreboard {
     StoredRanges& operator=(StoredRanges&&) noexcept = default;
     StoredRanges(const StoredRanges&) = delete;
     StoredRanges& operator=(const StoredRanges&) = delete;
-    void assign(const std::vector<ByteRange>& reads, const std::vector<ByteRange>& writes) {
-      all.assign(reads.begin(), reads.end());
-      all.insert(all.end(), writes.begin(), writes.end());
-      view.reads = list_of(all.data(), reads.size());
-      view.writes = list_of(all.data() + reads.size(), writes.size());
-      view.box = hull(view.reads, view.writes);
+    // `r`: ranges_of(reads, writes), whose bounds are kept.
+    void assign(const std::vector<ByteRange>& reads, const std::vector<ByteRange>& writes,
+                const Ranges& r) {
+      const size_t nr = reads.size(), nw = writes.size();
+      if (all.size() < nr + nw) all.resize(nr + nw);  // [0, nr + nw) used; only grows
+      for (size_t i = 0; i < nr; ++i) all[i] = reads[i];
+      for (size_t i = 0; i < nw; ++i) all[nr + i] = writes[i];
+      view = r;
+      view.reads.p = all.data();
+      view.writes.p = all.data() + nr;
     }
   };
   struct Entry {

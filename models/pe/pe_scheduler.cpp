@@ -1,7 +1,6 @@
 #include "models/pe/pe_scheduler.h"
 
 #include "models/pe/clock.h"
-#include "models/pe/tile_plan.h"
 #include "models/trace/stats.h"
 
 namespace kb {
@@ -126,11 +125,27 @@ void PeScheduler::accept_pending() {
 }
 
 namespace {
+// The bytes each tensor touches: its rows x columns, not the bounding range
+// (a column slice skips the rest of every row; issue 11).
 void ranges(const TensorTable& t, const std::vector<Handle>& hs, std::vector<ByteRange>& out) {
   out.clear();
   for (Handle h : hs) {
     const TensorDesc& d = t.at(h);
-    out.push_back({d.span_begin(), d.span_end()});
+    const uint64_t el = dtype_bytes(d.dtype);
+    const uint64_t rows = d.rows > 0 ? uint64_t(d.rows) : 0;
+    const uint64_t cols = d.cols > 0 ? uint64_t(d.cols) : 0;
+    uint64_t run, step, span, end;
+    if (__builtin_mul_overflow(cols, el, &run) ||
+        __builtin_mul_overflow(d.row_stride > 0 ? uint64_t(d.row_stride) : 0, el, &step)) {
+      out.push_back({d.address, UINT64_MAX});  // no valid tensor: all from its address
+    } else if (rows <= 1 || run >= step) {  // every byte from first to last: the common case
+      const bool wraps = rows > 0 && (__builtin_mul_overflow(rows - 1, step, &span) ||
+                                      __builtin_add_overflow(span, run, &span) ||
+                                      __builtin_add_overflow(d.address, span, &end));
+      out.push_back({d.address, rows == 0 ? d.address : wraps ? UINT64_MAX : end});
+    } else {
+      out.push_back(ByteRange::strided(d.address, run, step, rows));
+    }
   }
 }
 }  // namespace
@@ -154,8 +169,7 @@ void PeScheduler::accept(uint64_t id, const Command& cmd) {
   f.id = id;
   f.blockers = 0;
   f.waiters.clear();
-  f.num_stages = uint32_t(build_stages(id, cmd, table_, cfg_, f.stages));  // ADR-0064 D5: no time
-  f.remaining = f.num_stages;
+  f.plan.start(id, cmd, table_, cfg_);  // ADR-0064 D5: no time
   if (cfg_.data_mode) f.data = std::make_unique<CommandData>(CommandData{cmd, {}});
   signal_change();
 
@@ -166,36 +180,33 @@ void PeScheduler::accept(uint64_t id, const Command& cmd) {
     find(earlier).waiters.push_back(&f);
     ++f.blockers;
   });
-  if (f.remaining == 0 && f.blockers == 0) {
-    complete_command(f);
-    return;
-  }
   if (f.blockers == 0) release(f);
 }
 
 void PeScheduler::release(InFlight& f) {
-  if (f.remaining == 0) {
+  if (f.plan.done()) {
     complete_command(f);
     return;
   }
-  for (uint32_t i = 0; i < f.num_stages; ++i) {
-    if (f.stages[i].pending == 0) make_ready(f, i);
+  queue_ready(f);
+}
+
+void PeScheduler::queue_ready(InFlight& f) {
+  uint32_t slot;
+  while (f.plan.pop_ready(&slot)) {
+    const Stage& s = f.plan.stage(slot);
+    const int e = int(s.engine);
+    ready_[e].push({f.id, s.seq, slot, &f});
+    // An idle engine takes its oldest ready stage one delta later, once
+    // every stage made ready at this instant is queued.
+    if (!busy_[e]) ready_event_[e].notify(sc_core::SC_ZERO_TIME);
   }
 }
 
-void PeScheduler::make_ready(InFlight& f, uint32_t stage) {
-  const int e = int(f.stages[stage].engine);
-  ready_[e].push({f.id, stage, &f});
-  // An idle engine takes its oldest ready stage one delta later, once every
-  // stage made ready at this instant is queued.
-  if (!busy_[e]) ready_event_[e].notify(sc_core::SC_ZERO_TIME);
-}
-
-void PeScheduler::complete_stage(InFlight& f, uint32_t stage) {
-  for (uint32_t d : f.stages[stage].dependents) {
-    if (--f.stages[d].pending == 0) make_ready(f, d);
-  }
-  if (--f.remaining == 0) complete_command(f);
+void PeScheduler::complete_stage(InFlight& f, uint32_t slot) {
+  f.plan.complete(slot);  // may produce the next tiles
+  queue_ready(f);
+  if (f.plan.done()) complete_command(f);
 }
 
 void PeScheduler::complete_command(InFlight& f) {
@@ -231,7 +242,7 @@ void PeScheduler::issue(Engine e) {
   Issued& is = issued_[int(e)];
   is.r = ready.top();
   ready.pop();
-  is.ext->stage = &is.r.f->stages[is.r.stage];
+  is.ext->stage = &is.r.f->plan.stage(is.r.slot);  // read during b_transport only
   is.ext->data = is.r.f->data.get();
   is.payload.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
   busy_[int(e)] = true;
@@ -268,12 +279,11 @@ void PeScheduler::log_stage(Engine e, const Stage& s, uint64_t start_ps) {
 void PeScheduler::complete_issued(Engine e) {
   Issued& is = issued_[int(e)];
   InFlight& f = *is.r.f;
-  const Stage& s = f.stages[is.r.stage];
-  log_stage(e, s, is.start_ps);
+  log_stage(e, f.plan.stage(is.r.slot), is.start_ps);
   if (StreamingStats* st = log_.stats()) st->engine_busy(now_ps(), int(e), false);
   // Still busy while completing: stages this makes ready for this engine
   // are taken just below, not one delta later.
-  complete_stage(f, is.r.stage);
+  complete_stage(f, is.r.slot);
   busy_[int(e)] = false;
   signal_change();
   issue(e);

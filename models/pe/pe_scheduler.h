@@ -36,6 +36,7 @@
 #include "models/pe/hazard_scoreboard.h"
 #include "models/pe/stage.h"
 #include "models/pe/tensor_table.h"
+#include "models/pe/tile_plan.h"
 #include "models/trace/op_log.h"
 
 namespace kb {
@@ -74,19 +75,19 @@ class PeScheduler : public sc_core::sc_module {
  private:
   struct InFlight {
     uint64_t id = 0;
-    std::vector<Stage> stages;  // [0, num_stages) are this command's (tile_plan.h)
-    uint32_t num_stages = 0;
-    uint32_t remaining = 0;  // stages not yet complete
+    TilePlan plan;           // produces the command's stages as they can run
     uint32_t blockers = 0;   // earlier conflicting commands not yet complete
     std::vector<InFlight*> waiters;  // later commands blocked on this one
     std::unique_ptr<CommandData> data;  // data mode only
   };
+  // A ready stage: the oldest command's first, then the plan's order.
   struct Ready {
     uint64_t cmd_id;
-    uint32_t stage;
+    uint64_t seq;   // Stage::seq
+    uint32_t slot;  // in f->plan
     InFlight* f;
     bool operator>(const Ready& o) const {
-      return cmd_id != o.cmd_id ? cmd_id > o.cmd_id : stage > o.stage;
+      return cmd_id != o.cmd_id ? cmd_id > o.cmd_id : seq > o.seq;
     }
   };
 
@@ -96,9 +97,9 @@ class PeScheduler : public sc_core::sc_module {
   const CommandExtension* descriptor_write(tlm::tlm_generic_payload& payload);
   void accept_pending();  // SC_METHOD on accept_event_
   void accept(uint64_t id, const Command& cmd);
-  void release(InFlight& f);  // hazards cleared: roots become ready
-  void make_ready(InFlight& f, uint32_t stage);
-  void complete_stage(InFlight& f, uint32_t stage);
+  void release(InFlight& f);  // hazards cleared: the plan's ready stages queue
+  void queue_ready(InFlight& f);  // every stage the plan has ready
+  void complete_stage(InFlight& f, uint32_t slot);
   void complete_command(InFlight& f);
   InFlight& find(uint64_t id);
   void issue(Engine e);          // SC_METHOD on ready_event_[e]; also after a completion

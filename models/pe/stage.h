@@ -38,7 +38,11 @@ struct Stage {
   // rows [m0, m0 + m) x cols [n0, n0 + n) of the output, K [k0, k0 + k).
   int32_t op_index = -1;
   int64_t m0 = 0, n0 = 0, k0 = 0;
-  // Plan edges (indices into the command's stage list).
+  // Position in the command's plan (stages are produced in this order); the
+  // scheduler issues a command's ready stages on one engine by it.
+  uint64_t seq = 0;
+  // Plan edges: the plan's slots of the stages waiting for this one
+  // (tile_plan.h).
   std::vector<uint32_t> dependents;
   uint32_t pending = 0;  // unfinished predecessors
 };

@@ -2,275 +2,379 @@
 
 #include <algorithm>
 
+#include "models/util/checked.h"
+
 namespace kb {
 
 namespace {
 
-class PlanBuilder {
- public:
-  PlanBuilder(uint64_t cmd_id, const char* cmd_type, const TensorTable& table,
-              const PeConfig& cfg, std::vector<Stage>& out)
-      : id_(cmd_id), type_(cmd_type), table_(table), cfg_(cfg), out_(out) {}
-  size_t count() const { return used_; }
+// Sizes of one tile or tensor, in elements or bytes. They fit in 64 bits
+// for any tensor that passed validation (its bytes do); saturating keeps a
+// wrapped figure out of the plan whatever it is given.
+uint64_t sat_mul(uint64_t a, uint64_t b) { return checked_mul(a, b).value_or(UINT64_MAX); }
+uint64_t sat_add(uint64_t a, uint64_t b) { return checked_add(a, b).value_or(UINT64_MAX); }
+uint64_t dim(int64_t x) { return x > 0 ? uint64_t(x) : 0; }
+uint64_t elements_of(const TensorDesc& d) { return sat_mul(dim(d.rows), dim(d.cols)); }
+uint64_t bytes_of(const TensorDesc& d) { return sat_mul(elements_of(d), dtype_bytes(d.dtype)); }
 
-  // Stages are reused in place: their edge lists keep their capacity, so a
-  // warm in-flight slot plans a command without heap allocation.
-  int add(RecordKind kind, Engine engine, int64_t tile) {
-    if (used_ == out_.size()) out_.emplace_back();
-    Stage& s = out_[used_];
-    std::vector<uint32_t> edges = std::move(s.dependents);
-    s = Stage{};
-    edges.clear();
-    s.dependents = std::move(edges);
-    s.cmd_id = id_;
-    s.cmd_type = type_;
-    s.kind = kind;
-    s.engine = engine;
-    s.tile = tile;
-    return int(used_++);
-  }
-  Stage& at(int i) { return out_[size_t(i)]; }
-  void edge(int from, int to) {
-    if (from < 0 || to < 0) return;
-    out_[size_t(from)].dependents.push_back(uint32_t(to));
-    ++out_[size_t(to)].pending;
-  }
+Handle operand(const OpSpec& op, const char* name) {
+  for (const NamedOperand& o : op.operands)
+    if (o.name == name) return o.handle;
+  return 0;
+}
 
-  int transfer(RecordKind kind, Handle dst, Handle src) {
-    const TensorDesc& d = table_.at(dst);
-    const TensorDesc& s = table_.at(src);
-    const int i = add(kind, Engine::kDma, -1);
-    at(i).bytes = s.bytes();
-    at(i).elements = uint64_t(s.elements());
-    at(i).tcm_only = d.space == MemSpace::kTcm && s.space == MemSpace::kTcm;
-    return i;
-  }
+bool flag(const OpSpec& op, const char* name) {
+  for (const Extra& e : op.extra)
+    if (e.name == name && std::holds_alternative<bool>(e.value)) return std::get<bool>(e.value);
+  return false;
+}
 
-  int gemm(int64_t tile, int64_t m, int64_t n, int64_t k) {
-    const int i = add(RecordKind::kGemm, Engine::kGemm, tile);
-    at(i).m = m;
-    at(i).n = n;
-    at(i).k = k;
-    at(i).elements = uint64_t(m * n);
-    return i;
-  }
+// The work a stage describes (everything but its identity and edges).
+void copy_work(const Stage& from, Stage& to) {
+  to.bytes = from.bytes;
+  to.elements = from.elements;
+  to.m = from.m;
+  to.n = from.n;
+  to.k = from.k;
+  to.fetch_bytes = from.fetch_bytes;
+  to.store_bytes = from.store_bytes;
+  to.op = from.op;
+  to.row_len = from.row_len;
+  to.tcm_only = from.tcm_only;
+  to.op_index = from.op_index;
+  to.m0 = from.m0;
+  to.n0 = from.n0;
+  to.k0 = from.k0;
+}
 
-  // elements: output elements, or input elements of a reduction.
-  int math(int64_t tile, MathOp op, const std::vector<Handle>& operands, Handle out,
-           uint64_t block_elements) {
-    const int i = add(RecordKind::kMath, Engine::kMath, tile);
-    Stage& s = at(i);
-    s.op = op;
-    if (math_op_is_reduction(op)) {
-      const TensorDesc& src = table_.at(operands.at(0));
-      s.elements = uint64_t(src.elements());
-      s.row_len = src.cols;
-    } else {
-      s.elements = block_elements ? block_elements : uint64_t(table_.at(out).elements());
-    }
-    return i;
-  }
+// The work of a single stage over whole tensors (tile -1), written into a
+// stage that add() gave its kind and engine (or a prepared one).
+void transfer_work(Stage& w, const TensorDesc& d, const TensorDesc& s) {
+  w.bytes = bytes_of(s);
+  w.elements = elements_of(s);
+  w.tcm_only = d.space == MemSpace::kTcm && s.space == MemSpace::kTcm;
+}
 
-  int tcm(RecordKind kind, int64_t tile, uint64_t bytes) {
-    const int i = add(kind, Engine::kTcm, tile);
-    at(i).bytes = bytes;
-    return i;
-  }
+void gemm_work(Stage& w, int64_t m, int64_t n, int64_t k) {
+  w.m = m;
+  w.n = n;
+  w.k = k;
+  w.elements = sat_mul(dim(m), dim(n));
+}
 
-  // A prologue/epilogue op: one standalone stage on its engine.
-  int standalone_op(const OpSpec& op, int32_t index) {
-    int s;
-    if (op.is_gemm()) {
-      const TensorDesc& a = table_.at(operand(op, "a"));
-      const TensorDesc& o = table_.at(op.out);
-      s = gemm(-1, o.rows, o.cols, a.cols);
-    } else {
-      MathOp m{};
-      math_op_from_string(op.kind, &m);
-      s = math(-1, m, handles(op), op.out, 0);
-    }
-    at(s).op_index = index;
-    return s;
+void math_work(Stage& w, MathOp op, const std::vector<Handle>& operands, Handle out,
+               const TensorTable& table) {
+  w.op = op;
+  if (math_op_is_reduction(op)) {  // elements reduced: the input's
+    const TensorDesc& src = table.at(operands.at(0));
+    w.elements = elements_of(src);
+    w.row_len = src.cols;
+  } else {
+    w.elements = elements_of(table.at(out));
   }
+}
 
-  // Marks a tile stage with the OpSpec and output block it serves.
-  void block(int s, int32_t index, int64_t m0, int64_t n0, int64_t k0, int64_t rows,
-             int64_t cols, int64_t depth) {
-    Stage& st = at(s);
-    st.op_index = index;
-    st.m0 = m0;
-    st.n0 = n0;
-    st.k0 = k0;
-    st.m = rows;
-    st.n = cols;
-    st.k = depth;
+// A prologue or epilogue op: one standalone stage on its engine.
+Stage standalone_work(const OpSpec& op, int32_t index, const TensorTable& table) {
+  Stage w;
+  if (op.is_gemm()) {
+    const TensorDesc& a = table.at(operand(op, "a"));
+    const TensorDesc& o = table.at(op.out);
+    w.kind = RecordKind::kGemm;
+    w.engine = Engine::kGemm;
+    gemm_work(w, o.rows, o.cols, a.cols);
+  } else {
+    MathOp m{};
+    math_op_from_string(op.kind, &m);
+    std::vector<Handle> handles;
+    for (const NamedOperand& o : op.operands) handles.push_back(o.handle);
+    w.kind = RecordKind::kMath;
+    w.engine = Engine::kMath;
+    math_work(w, m, handles, op.out, table);
   }
-
-  void composite(const CompositeCmd& c);
-
- private:
-  static Handle operand(const OpSpec& op, const char* name) {
-    for (const NamedOperand& o : op.operands)
-      if (o.name == name) return o.handle;
-    return 0;
-  }
-  static std::vector<Handle> handles(const OpSpec& op) {
-    std::vector<Handle> h;
-    for (const NamedOperand& o : op.operands) h.push_back(o.handle);
-    return h;
-  }
-  static bool flag(const OpSpec& op, const char* name) {
-    for (const Extra& e : op.extra)
-      if (e.name == name && std::holds_alternative<bool>(e.value)) return std::get<bool>(e.value);
-    return false;
-  }
-
-  uint64_t id_;
-  const char* type_;
-  const TensorTable& table_;
-  const PeConfig& cfg_;
-  std::vector<Stage>& out_;
-  size_t used_ = 0;
-};
-
-void PlanBuilder::composite(const CompositeCmd& c) {
-  // Prologue: standalone stages in program order.
-  int last_prologue = -1;
-  const OpSpec* tile_gemm = nullptr;
-  int32_t gemm_index = -1;
-  // Tile-scope math ops, parsed once: they repeat on every output block.
-  struct TileMath {
-    int32_t index;
-    MathOp op;
-    std::vector<Handle> operands;
-    Handle out;
-  };
-  std::vector<TileMath> tile_math;
-  for (size_t i = 0; i < c.ops.size(); ++i) {
-    const OpSpec& op = c.ops[i];
-    if (op.scope == OpScope::kPrologue) {
-      const int s = standalone_op(op, int32_t(i));
-      edge(last_prologue, s);
-      last_prologue = s;
-    } else if (op.scope == OpScope::kTile) {
-      if (op.is_gemm()) {
-        tile_gemm = &op;
-        gemm_index = int32_t(i);
-      } else {
-        MathOp mo{};
-        math_op_from_string(op.kind, &mo);
-        tile_math.push_back({int32_t(i), mo, handles(op), op.out});
-      }
-    }
-  }
-
-  // Tile loop over the tile-scope GEMM: output blocks (mi, ni), K innermost
-  // so the accumulator stays in the array across K steps.
-  std::vector<int> block_ends;
-  if (tile_gemm) {
-    const TensorDesc& a = table_.at(operand(*tile_gemm, "a"));
-    const TensorDesc& b = table_.at(operand(*tile_gemm, "b"));
-    const TensorDesc& o = table_.at(tile_gemm->out);
-    const bool accumulate = flag(*tile_gemm, "accumulate");
-    const int64_t m = o.rows, n = o.cols, k = a.cols;
-    const int64_t tm = int64_t(cfg_.tile.m), tn = int64_t(cfg_.tile.n), tk = int64_t(cfg_.tile.k);
-    std::vector<int> fetches, gemms;
-    int64_t t = 0;
-    for (int64_t mi = 0; mi < m; mi += tm) {
-      for (int64_t ni = 0; ni < n; ni += tn) {
-        const int64_t rows = std::min(tm, m - mi), cols = std::min(tn, n - ni);
-        for (int64_t ki = 0; ki < k; ki += tk, ++t) {
-          const int64_t kk = std::min(tk, k - ki);
-          const uint64_t a_bytes = uint64_t(rows * kk) * dtype_bytes(a.dtype);
-          const uint64_t b_bytes = uint64_t(kk * cols) * dtype_bytes(b.dtype);
-          uint64_t fetch_bytes = a_bytes + b_bytes;
-          if (accumulate && ki == 0) fetch_bytes += uint64_t(rows * cols) * dtype_bytes(o.dtype);
-          const int fetch = tcm(RecordKind::kFetch, t, fetch_bytes);
-          for (const auto& [desc, bytes] : {std::pair{&a, a_bytes}, std::pair{&b, b_bytes}}) {
-            if (desc->space != MemSpace::kHbm) continue;
-            const int rd = add(RecordKind::kDmaRead, Engine::kDma, t);
-            at(rd).bytes = bytes;
-            at(rd).elements = bytes / dtype_bytes(desc->dtype);
-            if (t >= 2) edge(fetches[size_t(t - 2)], rd);  // TCM buffer reuse
-            edge(rd, fetch);
-          }
-          edge(last_prologue, fetch);
-          if (t >= 2) edge(gemms[size_t(t - 2)], fetch);  // operand buffer reuse
-          const int g = gemm(t, rows, cols, kk);
-          block(g, gemm_index, mi, ni, ki, rows, cols, kk);
-          edge(fetch, g);
-          if (!gemms.empty()) edge(gemms.back(), g);  // accumulation order
-          fetches.push_back(fetch);
-          gemms.push_back(g);
-          if (ki + tk < k) continue;
-          // Output block complete: STORE, tile-scope math, DMA_WRITE.
-          int prev = tcm(RecordKind::kStore, t, uint64_t(rows * cols) * dtype_bytes(o.dtype));
-          block(prev, gemm_index, mi, ni, ki, rows, cols, kk);
-          edge(g, prev);
-          for (const TileMath& tm_op : tile_math) {
-            const int s = math(t, tm_op.op, tm_op.operands, tm_op.out, uint64_t(rows * cols));
-            block(s, tm_op.index, mi, ni, 0, rows, cols, 0);
-            edge(prev, s);
-            prev = s;
-          }
-          if (o.space == MemSpace::kHbm) {
-            const int wr = add(RecordKind::kDmaWrite, Engine::kDma, t);
-            at(wr).bytes = uint64_t(rows * cols) * dtype_bytes(o.dtype);
-            at(wr).elements = uint64_t(rows * cols);
-            edge(prev, wr);
-            prev = wr;
-          }
-          block_ends.push_back(prev);
-        }
-      }
-    }
-  }
-  if (block_ends.empty() && last_prologue >= 0) block_ends.push_back(last_prologue);
-
-  // Epilogue: after every tile, standalone stages in program order.
-  int prev = -1;
-  for (size_t i = 0; i < c.ops.size(); ++i) {
-    const OpSpec& op = c.ops[i];
-    if (op.scope != OpScope::kEpilogue) continue;
-    const int s = standalone_op(op, int32_t(i));
-    if (prev < 0) {
-      for (int e : block_ends) edge(e, s);
-    } else {
-      edge(prev, s);
-    }
-    prev = s;
-  }
+  w.op_index = index;
+  return w;
 }
 
 }  // namespace
 
-uint64_t gemm_tile_count(const TileConfig& tile, int64_t m, int64_t n, int64_t k) {
-  auto tiles = [](int64_t x, uint64_t t) { return (uint64_t(x) + t - 1) / t; };
-  return tiles(m, tile.m) * tiles(n, tile.n) * tiles(k, tile.k);
+std::optional<uint64_t> gemm_tile_count(const TileConfig& tile, uint64_t m, uint64_t n,
+                                        uint64_t k) {
+  // ceil(x / t) without x + t - 1, which wraps for large t.
+  auto tiles = [](uint64_t x, uint64_t t) {
+    t = std::max<uint64_t>(t, 1);
+    return x / t + (x % t != 0);
+  };
+  return checked_product({tiles(m, tile.m), tiles(n, tile.n), tiles(k, tile.k)});
 }
 
-size_t build_stages(uint64_t cmd_id, const Command& cmd, const TensorTable& table,
-                    const PeConfig& cfg, std::vector<Stage>& out) {
-  PlanBuilder p(cmd_id, command_type_name(cmd), table, cfg, out);
-  if (const auto* c = std::get_if<DmaReadCmd>(&cmd)) {
-    p.transfer(RecordKind::kDmaRead, c->dst, c->src);
-  } else if (const auto* c = std::get_if<DmaWriteCmd>(&cmd)) {
-    p.transfer(RecordKind::kDmaWrite, c->dst, c->src);
-  } else if (const auto* c = std::get_if<CopyCmd>(&cmd)) {
-    p.transfer(RecordKind::kCopy, c->dst, c->src);
-  } else if (const auto* c = std::get_if<GemmCmd>(&cmd)) {
-    const int g = p.gemm(-1, c->m, c->n, c->k);
-    const TensorDesc& result = table.at(c->out);
-    Stage& s = out[size_t(g)];
-    s.fetch_bytes =
-        table.at(c->a).bytes() + table.at(c->b).bytes() + (c->accumulate ? result.bytes() : 0);
-    s.store_bytes = result.bytes();
-  } else if (const auto* c = std::get_if<MathCmd>(&cmd)) {
-    p.math(-1, c->op, c->operands, c->out, 0);
-  } else if (const auto* c = std::get_if<CompositeCmd>(&cmd)) {
-    p.composite(*c);
+TilePlan::Ref TilePlan::add(RecordKind kind, Engine engine, int64_t tile) {
+  uint32_t slot;
+  if (!free_.empty()) {
+    slot = free_.back();
+    free_.pop_back();
+  } else {
+    slot = uint32_t(slots_.size());
+    slots_.emplace_back();
   }
-  return p.count();
+  // Reused in place: the edge list keeps its capacity, so a warm plan
+  // produces stages without heap allocation.
+  Stage& s = slots_[slot];
+  std::vector<uint32_t> edges = std::move(s.dependents);
+  s = Stage{};
+  edges.clear();
+  s.dependents = std::move(edges);
+  s.cmd_id = id_;
+  s.cmd_type = type_;
+  s.kind = kind;
+  s.engine = engine;
+  s.tile = tile;
+  s.seq = next_seq_++;
+  ++live_;
+  if (tile >= 0) ++tile_live_;
+  unit_.push_back(slot);
+  return {slot, s.seq};
+}
+
+void TilePlan::edge(Ref from, Ref to) {
+  if (completed(from)) return;  // already done: nothing to wait for
+  at(from).dependents.push_back(to.slot);
+  ++at(to).pending;
+}
+
+void TilePlan::seal_unit() {
+  for (uint32_t slot : unit_)
+    if (slots_[slot].pending == 0) ready_.push_back(slot);
+  unit_.clear();
+}
+
+void TilePlan::block(Ref r, int32_t index, uint64_t m0, uint64_t n0, uint64_t k0, uint64_t rows,
+                     uint64_t cols, uint64_t depth) {
+  // Every figure is at most a GEMM dimension, itself an int64_t.
+  Stage& s = at(r);
+  s.op_index = index;
+  s.m0 = int64_t(m0);
+  s.n0 = int64_t(n0);
+  s.k0 = int64_t(k0);
+  s.m = int64_t(rows);
+  s.n = int64_t(cols);
+  s.k = int64_t(depth);
+}
+
+TilePlan::Ref TilePlan::emit(const Stage& work) {
+  const Ref r = add(work.kind, work.engine, -1);
+  copy_work(work, at(r));
+  return r;
+}
+
+void TilePlan::start(uint64_t cmd_id, const Command& cmd, const TensorTable& table,
+                     const PeConfig& cfg) {
+  cfg_ = &cfg;
+  id_ = cmd_id;
+  type_ = command_type_name(cmd);
+  if (live_ != 0 || ready_head_ != ready_.size() || !unit_.empty()) {  // the last plan did not finish
+    free_.clear();
+    for (uint32_t i = 0; i < slots_.size(); ++i) {
+      slots_[i].seq = kFreeSeq;
+      free_.push_back(uint32_t(i));
+    }
+    unit_.clear();
+    ready_.clear();
+    ready_head_ = 0;
+  }  // else every slot is free already (complete() freed it)
+  next_seq_ = 0;
+  live_ = 0;
+  tile_live_ = 0;
+  epilogue_done_ = true;
+  loop_.active = false;  // the rest of the composite state is set by composite()
+  // Single-op commands: one stage, filled in place.
+  if (const auto* rd = std::get_if<DmaReadCmd>(&cmd)) {
+    transfer_work(at(add(RecordKind::kDmaRead, Engine::kDma, -1)), table.at(rd->dst),
+                  table.at(rd->src));
+  } else if (const auto* wr = std::get_if<DmaWriteCmd>(&cmd)) {
+    transfer_work(at(add(RecordKind::kDmaWrite, Engine::kDma, -1)), table.at(wr->dst),
+                  table.at(wr->src));
+  } else if (const auto* cp = std::get_if<CopyCmd>(&cmd)) {
+    transfer_work(at(add(RecordKind::kCopy, Engine::kDma, -1)), table.at(cp->dst),
+                  table.at(cp->src));
+  } else if (const auto* g = std::get_if<GemmCmd>(&cmd)) {
+    Stage& w = at(add(RecordKind::kGemm, Engine::kGemm, -1));
+    gemm_work(w, g->m, g->n, g->k);
+    const uint64_t out = bytes_of(table.at(g->out));
+    w.fetch_bytes = sat_add(sat_add(bytes_of(table.at(g->a)), bytes_of(table.at(g->b))),
+                            g->accumulate ? out : 0);
+    w.store_bytes = out;
+  } else if (const auto* mc = std::get_if<MathCmd>(&cmd)) {
+    math_work(at(add(RecordKind::kMath, Engine::kMath, -1)), mc->op, mc->operands, mc->out, table);
+  } else if (const auto* comp = std::get_if<CompositeCmd>(&cmd)) {
+    composite(*comp, table);
+  }
+  seal_unit();
+}
+
+void TilePlan::composite(const CompositeCmd& c, const TensorTable& table) {
+  last_prologue_ = Ref{};
+  epilogue_.clear();
+  tile_math_.clear();
+  loop_ = Loop{};
+  // Prologue: standalone stages in program order, one after another.
+  const OpSpec* tile_gemm = nullptr;
+  for (size_t i = 0; i < c.ops.size(); ++i) {
+    const OpSpec& op = c.ops[i];
+    if (op.scope == OpScope::kPrologue) {
+      const Ref s = emit(standalone_work(op, int32_t(i), table));
+      edge(last_prologue_, s);
+      last_prologue_ = s;
+    } else if (op.scope == OpScope::kTile) {
+      if (op.is_gemm()) {
+        tile_gemm = &op;
+        loop_.gemm_index = int32_t(i);
+      } else {
+        MathOp mo{};
+        math_op_from_string(op.kind, &mo);
+        tile_math_.push_back({int32_t(i), mo});
+      }
+    } else {
+      epilogue_.push_back(standalone_work(op, int32_t(i), table));
+    }
+  }
+  epilogue_done_ = false;
+  if (tile_gemm) {
+    const TensorDesc& a = table.at(operand(*tile_gemm, "a"));
+    const TensorDesc& b = table.at(operand(*tile_gemm, "b"));
+    const TensorDesc& o = table.at(tile_gemm->out);
+    Loop& l = loop_;
+    l.m = dim(o.rows);
+    l.n = dim(o.cols);
+    l.k = dim(a.cols);
+    l.active = l.m > 0 && l.n > 0 && l.k > 0;
+    // Configuration rejects a zero tile; 1 keeps the loop finite regardless.
+    // A tile larger than the GEMM is the GEMM: the same plan, and no sum
+    // below can wrap.
+    l.tm = std::clamp<uint64_t>(cfg_->tile.m, 1, std::max<uint64_t>(l.m, 1));
+    l.tn = std::clamp<uint64_t>(cfg_->tile.n, 1, std::max<uint64_t>(l.n, 1));
+    l.tk = std::clamp<uint64_t>(cfg_->tile.k, 1, std::max<uint64_t>(l.k, 1));
+    l.a_el = dtype_bytes(a.dtype);
+    l.b_el = dtype_bytes(b.dtype);
+    l.o_el = dtype_bytes(o.dtype);
+    l.a_hbm = a.space == MemSpace::kHbm;
+    l.b_hbm = b.space == MemSpace::kHbm;
+    l.o_hbm = o.space == MemSpace::kHbm;
+    l.accumulate = flag(*tile_gemm, "accumulate");
+    // Tiles 0 and 1 wait for no earlier FETCH.
+    for (int i = 0; i < 2 && l.active; ++i) next_tile();
+  }
+  if (tile_live_ == 0) emit_epilogue();  // no tile loop; else once it drains (complete())
+}
+
+void TilePlan::next_tile() {
+  Loop& l = loop_;
+  const uint64_t t = l.t;
+  const int64_t tile = int64_t(std::min<uint64_t>(t, INT64_MAX));
+  // mi < m, so m - mi > 0 and mi + rows <= m: nothing below wraps.
+  const uint64_t rows = std::min(l.tm, l.m - l.mi);
+  const uint64_t cols = std::min(l.tn, l.n - l.ni);
+  const uint64_t kk = std::min(l.tk, l.k - l.ki);
+  const uint64_t a_block = sat_mul(sat_mul(rows, kk), l.a_el);
+  const uint64_t b_block = sat_mul(sat_mul(kk, cols), l.b_el);
+  const uint64_t o_block = sat_mul(sat_mul(rows, cols), l.o_el);
+  const bool read_out = l.accumulate && l.ki == 0;  // the old value is accumulated onto
+  const Ref fetch = add(RecordKind::kFetch, Engine::kTcm, tile);
+  at(fetch).bytes = sat_add(sat_add(a_block, b_block), read_out ? o_block : 0);
+  // Tile t-2's FETCH and GEMM: the buffers this tile reuses (none for t < 2).
+  const Ref old_fetch = l.fetch[t % 2], old_gemm = l.gemm[t % 2];
+  auto dma_read = [&](uint64_t bytes, uint32_t element_bytes) {
+    const Ref rd = add(RecordKind::kDmaRead, Engine::kDma, tile);
+    at(rd).bytes = bytes;
+    at(rd).elements = bytes / element_bytes;
+    edge(old_fetch, rd);  // TCM buffer reuse
+    edge(rd, fetch);
+  };
+  if (l.a_hbm) dma_read(a_block, l.a_el);
+  if (l.b_hbm) dma_read(b_block, l.b_el);
+  // An accumulating GEMM adds onto the output's old value: from HBM it
+  // comes in like an operand block (issue 11), before the first K step.
+  if (read_out && l.o_hbm) dma_read(o_block, l.o_el);
+  edge(last_prologue_, fetch);
+  edge(old_gemm, fetch);  // operand buffer reuse
+  const Ref g = add(RecordKind::kGemm, Engine::kGemm, tile);
+  at(g).elements = sat_mul(rows, cols);
+  block(g, l.gemm_index, l.mi, l.ni, l.ki, rows, cols, kk);
+  edge(fetch, g);
+  edge(l.last_gemm, g);  // accumulation order
+  l.fetch[t % 2] = fetch;
+  l.gemm[t % 2] = g;
+  l.last_gemm = g;
+  const bool last_k = kk == l.k - l.ki;
+  if (last_k) {  // output block complete: STORE, tile-scope math, DMA_WRITE
+    Ref prev = add(RecordKind::kStore, Engine::kTcm, tile);
+    at(prev).bytes = o_block;
+    block(prev, l.gemm_index, l.mi, l.ni, l.ki, rows, cols, kk);
+    edge(g, prev);
+    for (const TileMath& tm : tile_math_) {
+      const Ref s = add(RecordKind::kMath, Engine::kMath, tile);
+      at(s).op = tm.op;
+      at(s).elements = sat_mul(rows, cols);
+      block(s, tm.index, l.mi, l.ni, 0, rows, cols, 0);
+      edge(prev, s);
+      prev = s;
+    }
+    if (l.o_hbm) {
+      const Ref wr = add(RecordKind::kDmaWrite, Engine::kDma, tile);
+      at(wr).bytes = o_block;
+      at(wr).elements = sat_mul(rows, cols);
+      edge(prev, wr);
+    }
+  }
+  // Advance: K innermost, then N, then M.
+  ++l.t;
+  if (!last_k) {
+    l.ki += kk;
+    return;
+  }
+  l.ki = 0;
+  l.ni += cols;
+  if (l.ni < l.n) return;
+  l.ni = 0;
+  l.mi += rows;
+  if (l.mi < l.m) return;
+  l.active = false;
+}
+
+void TilePlan::emit_epilogue() {
+  // Each epilogue op after the one before; the first after every output
+  // block (it is produced once they all completed) or after the prologue.
+  Ref prev = last_prologue_;  // completed already when there was a tile loop
+  for (const Stage& w : epilogue_) {
+    const Ref s = emit(w);
+    edge(prev, s);
+    prev = s;
+  }
+  epilogue_done_ = true;
+}
+
+void TilePlan::complete(uint32_t slot) {
+  Stage& s = slots_[slot];
+  for (uint32_t d : s.dependents) {
+    if (--slots_[d].pending == 0) ready_.push_back(d);
+  }
+  const bool fetch = s.kind == RecordKind::kFetch;
+  const int64_t tile = s.tile;
+  s.seq = kFreeSeq;  // every Ref to it now reads as completed
+  free_.push_back(slot);
+  --live_;
+  if (tile >= 0) {
+    --tile_live_;
+    // Tile t's stages all wait for tile t-2's FETCH: produce up to t + 2.
+    if (fetch) {
+      const uint64_t upto = sat_add(uint64_t(tile), 2);
+      while (loop_.active && loop_.t <= upto) next_tile();
+    }
+    // Every tile-loop stage leads to an output block's last stage, so the
+    // epilogue (which waits for every block) is ready when none is left.
+    if (!loop_.active && tile_live_ == 0 && !epilogue_done_) emit_epilogue();
+  }
+  seal_unit();
 }
 
 }  // namespace kb

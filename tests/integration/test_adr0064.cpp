@@ -6,10 +6,10 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "models/pe/cost_model.h"
-#include "models/pe/engine_timing.h"
 #include "tests/sim_util.h"
 
 namespace kb {
@@ -88,10 +88,10 @@ std::vector<FormulaCase> formula_cases() {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllSingleOpTypes, FormulaPreservation, ::testing::ValuesIn(formula_cases()),
-                         [](const auto& info) {
-                           return std::string(name(info.param.kind)) + "_" +
-                                  std::to_string(info.param.size) + "_" +
-                                  (info.param.clock_ghz == 1.0 ? "1GHz" : "2GHz");
+                         [](const auto& tp) {  // not `info`: gtest's own parameter name
+                           return std::string(name(tp.param.kind)) + "_" +
+                                  std::to_string(tp.param.size) + "_" +
+                                  (tp.param.clock_ghz == 1.0 ? "1GHz" : "2GHz");
                          });
 
 // A kernel with every single-op type, independent and dependent commands.
@@ -215,51 +215,138 @@ std::vector<std::tuple<uint64_t, int, int64_t, uint64_t>> stage_durations(const 
   return v;
 }
 
+// mixed_kernel, then two composites: a tile-scope GEMM streaming its
+// operands from HBM (DMA_READ, FETCH, GEMM, STORE, DMA_WRITE stages) and a
+// prologue math chain.
+void mixed_with_composites(Tl& tl) {
+  mixed_kernel(tl);
+  const Tensor p = tl.hbm("p", 96, 80, Dtype::kBf16), q = tl.hbm("q", 80, 144, Dtype::kBf16);
+  const Tensor r = tl.hbm("r", 96, 144, Dtype::kFp32);
+  const Tensor s = tl.tcm("s", 96, 144, Dtype::kFp32), mx = tl.tcm("mx", 96, 1, Dtype::kFp32);
+  test::init(tl, {p, q, s});
+  tl.composite("gemm", {gemm_op(OpScope::kTile, r, p, q)}, {r});
+  tl.composite("norm",
+               {math_op(MathOp::kRowMax, OpScope::kPrologue, mx, {s}),
+                math_op(MathOp::kSubBcast, OpScope::kPrologue, s, {s, mx}),
+                math_op(MathOp::kExp, OpScope::kPrologue, s, {s})},
+               {s});
+}
+
+bool is_composite(const OpRecord& rec) { return std::string(rec.cmd_type) == "CompositeCmd"; }
+
 // TR 5: dispatch cost is PE_CPU time only; no engine stage changes length
-// when any cost-model knob changes.
+// when any cost-model knob changes, composites included, while each knob
+// visibly changes the dispatch it governs.
 TEST(NoDoubleCount, CostModelKnobsLeaveEveryStageDurationIdentical) {
   const PeConfig base;
-  const auto reference = stage_durations(run_kernel(mixed_kernel, base));
+  const RunResult ref = run_kernel(mixed_with_composites, base);
+  const auto reference = stage_durations(ref);
+  const auto ref_dispatch = of_kind(ref, RecordKind::kDispatch);
   ASSERT_FALSE(reference.empty());
-  std::vector<PeConfig> variants(4, base);
+  // Composites and their tile stages are there for the composite knobs to act on.
+  uint32_t largest_composite = 0;
+  for (const OpRecord& d : ref_dispatch)
+    if (is_composite(d)) largest_composite = std::max(largest_composite, d.logical_bytes);
+  ASSERT_GT(largest_composite, 0u);
+  ASSERT_FALSE(of_kind(ref, RecordKind::kFetch).empty());
+  ASSERT_FALSE(of_kind(ref, RecordKind::kStore).empty());
+  std::vector<PeConfig> variants(5, base);
   variants[0].cost_model.fixed_per_single_op_cmd_cycles = 0;
   variants[0].cost_model.byte_cycles_recip = 0;
   variants[1].cost_model.fixed_per_single_op_cmd_cycles = 400;
   variants[2].cost_model.byte_cycles_recip = 3.0;
   variants[3].cost_model.fixed_per_cmd_cycles = 1;
-  variants[3].cost_model.max_composite_logical_bytes = 64;
+  variants[3].cost_model.max_composite_logical_bytes = largest_composite;  // at the cap: accepted
+  variants[4].cost_model.fixed_per_cmd_cycles = 977;
   for (size_t i = 0; i < variants.size(); ++i) {
-    EXPECT_EQ(stage_durations(run_kernel(mixed_kernel, variants[i])), reference) << "variant " << i;
+    const CostModelConfig& cm = variants[i].cost_model;
+    const RunResult r = run_kernel(mixed_with_composites, variants[i]);
+    EXPECT_EQ(stage_durations(r), reference) << "variant " << i;
+    // The knob took effect: with R unchanged, a command's dispatch moves by
+    // exactly the change of its FIXED (e.g. composites 40 -> 1: 39 cycles less).
+    const auto d = of_kind(r, RecordKind::kDispatch);
+    ASSERT_EQ(d.size(), ref_dispatch.size()) << "variant " << i;
+    if (cm.byte_cycles_recip != base.cost_model.byte_cycles_recip) continue;
+    for (size_t j = 0; j < d.size(); ++j) {
+      const bool comp = is_composite(d[j]);
+      const int64_t fixed_change =
+          comp ? int64_t(cm.fixed_per_cmd_cycles) - int64_t(base.cost_model.fixed_per_cmd_cycles)
+               : int64_t(cm.fixed_per_single_op_cmd_cycles) -
+                     int64_t(base.cost_model.fixed_per_single_op_cmd_cycles);
+      EXPECT_EQ(int64_t(d[j].dispatch_cycles_charged) - int64_t(ref_dispatch[j].dispatch_cycles_charged),
+                fixed_change)
+          << "variant " << i << ", " << d[j].cmd_type << " #" << d[j].cmd_id;
+    }
   }
+  // The cap is live for these composites: one byte below the largest fails.
+  PeConfig below = base;
+  below.cost_model.max_composite_logical_bytes = largest_composite - 1;
+  RunSpec spec;
+  spec.config = below;
+  spec.launches = {{"capped", mixed_with_composites}};
+  const RunResult capped = run_isolated(spec);
+  EXPECT_FALSE(capped.ok);
+  EXPECT_NE(capped.error.find("over the cap of " + std::to_string(largest_composite - 1)),
+            std::string::npos)
+      << capped.error;
 }
 
-// TR 5: and each stage lasts exactly its engine formula.
+// A kernel whose shapes make every ceil of the engine formulas round up.
+void odd_shapes(Tl& tl) {
+  const Tensor x = tl.hbm("x", 100, 70, Dtype::kBf16), y = tl.hbm("y", 100, 70, Dtype::kBf16);
+  const Tensor a = tl.tcm("a", 100, 70, Dtype::kBf16), a2 = tl.tcm("a2", 100, 70, Dtype::kBf16);
+  const Tensor w = tl.tcm("w", 70, 50, Dtype::kBf16), c = tl.tcm("c", 100, 50, Dtype::kBf16);
+  const Tensor m = tl.tcm("m", 100, 1, Dtype::kFp32);
+  test::init(tl, {x, w});
+  tl.load(a, x);         // 1
+  tl.dot(c, a, w);       // 2
+  tl.rowmax(m, c);       // 3
+  tl.sub_bcast(c, c, m); // 4
+  tl.exp(c, c);          // 5
+  tl.copy(a2, a);        // 6
+  tl.store(y, a2);       // 7
+}
+
+// TR 5: and each stage lasts exactly its engine formula, worked out here by
+// hand from the README formulas at the default parameters (not by calling
+// the model's engine_timing functions):
+//   DMA   setup 16 + HBM latency 100 + ceil(bytes / 204.8)
+//         (B = 8 channels x 32 GB/s x 0.8 / 1 GHz = 204.8 bytes per cycle)
+//   COPY  (TCM to TCM) setup 16 + ceil(bytes / 128)
+//   GEMM  ceil(m / 32) x ceil(n / 32) x k + 32 + 32, and a single-op GEMM
+//         adds TCM fetch 2 + ceil((a + b) / 128) and drain 2 + ceil(c / 128)
+//   MATH  4 + ceil(elements / 64) x cost (1, exp 4); rowmax adds
+//         ceil(log2(row length))
 TEST(NoDoubleCount, StageDurationsAreTheEngineFormulas) {
   const PeConfig cfg;
-  const RunResult r = run_kernel(mixed_kernel, cfg);
-  const uint64_t p = period_ps(cfg);
+  const RunResult r = run_kernel(odd_shapes, cfg);
+  const std::map<uint64_t, uint64_t> cycles = {
+      // load 100 x 70 bf16 = 14000 bytes: 14000 / 204.8 = 68.36 -> 69; 16 + 100 + 69
+      {1, 185},
+      // dot m 100, n 50, k 70: 4 x 2 x 70 + 64 = 624; fetch a 14000 + w 7000 =
+      // 21000 bytes: 2 + ceil(164.06) = 167; drain c 10000 bytes: 2 + ceil(78.13) = 81
+      {2, 624 + 167 + 81},
+      // rowmax over 100 x 50 = 5000 elements, rows of 50: 4 + ceil(78.13) + ceil(5.64)
+      {3, 4 + 79 + 6},
+      // sub_bcast, 5000 elements: 4 + 79 x 1
+      {4, 83},
+      // exp, 5000 elements: 4 + 79 x 4
+      {5, 320},
+      // copy 14000 bytes TCM to TCM: 16 + ceil(109.38)
+      {6, 126},
+      // store 14000 bytes: as the load
+      {7, 185}};
+  const uint64_t p = 1000;  // ps per cycle at 1 GHz
+  ASSERT_EQ(period_ps(cfg), p);
+  size_t checked = 0;
   for (const OpRecord& rec : r.records) {
-    Stage s;
-    s.bytes = rec.bytes;
-    uint64_t cycles = 0;
-    switch (rec.kind) {
-      case RecordKind::kDmaRead:
-      case RecordKind::kDmaWrite: cycles = dma_cycles(cfg, s); break;
-      case RecordKind::kCopy: s.tcm_only = true; cycles = dma_cycles(cfg, s); break;
-      case RecordKind::kGemm:  // single-op: serial fetch of a, b and drain of c (bf16)
-        cycles = gemm_cycles(cfg, 128, 128, 128) + tcm_cycles(cfg, 2 * 128 * 128 * 2) +
-                 tcm_cycles(cfg, 128 * 128 * 2);
-        break;
-      case RecordKind::kMath: {
-        MathOp op{};
-        ASSERT_TRUE(math_op_from_string(rec.op, &op));
-        cycles = math_cycles(cfg, op, rec.elements, math_op_is_reduction(op) ? 128 : 0);
-        break;
-      }
-      default: continue;
-    }
-    EXPECT_EQ(rec.end_ps - rec.start_ps, cycles * p) << to_string(rec.kind) << " " << rec.op;
+    if (rec.component == Component::kPeCpu) continue;
+    ASSERT_TRUE(cycles.count(rec.cmd_id)) << rec.cmd_id;
+    EXPECT_EQ(rec.end_ps - rec.start_ps, cycles.at(rec.cmd_id) * p)
+        << "command " << rec.cmd_id << " " << to_string(rec.kind) << " " << rec.op;
+    ++checked;
   }
+  EXPECT_EQ(checked, cycles.size());
 }
 
 std::string read_file(const std::string& path) {

@@ -53,7 +53,8 @@ TEST(GqaDecode, CommandsPerTileAndFormula) {
   EXPECT_EQ(double(f["opt3"]["tile_commands"]), 16.0);
   for (const char* v : {"opt2", "opt3"}) {
     const double cmds = f[v]["tile_commands"], bytes = f[v]["tile_logical_bytes"];
-    const double fixed = std::string(v) == "opt2" ? cm.fixed_per_cmd_cycles : cm.fixed_per_single_op_cmd_cycles;
+    const double fixed = double(std::string(v) == "opt2" ? cm.fixed_per_cmd_cycles
+                                                         : cm.fixed_per_single_op_cmd_cycles);
     EXPECT_DOUBLE_EQ(double(f[v]["tile_dispatch_cycles_exact"]), cmds * fixed + bytes * cm.byte_cycles_recip) << v;
   }
 }
