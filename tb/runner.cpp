@@ -873,22 +873,36 @@ nlohmann::json run_function_isolated(const std::function<nlohmann::json()>& f) {
   return std::move(static_cast<JsonReader&>(*o.reader).j);
 }
 
-RunResult run_isolated(const RunSpec& spec) { return run_many_isolated({spec}, 1).at(0); }
+namespace {
 
-std::vector<RunResult> run_many_isolated(const std::vector<RunSpec>& specs, int jobs,
-                                         const std::function<void(size_t, size_t)>& on_done) {
+// The runs of `specs`, by pointer: a RunSpec holds every launch's kernel,
+// which is not copied.
+std::vector<RunResult> run_specs(const std::vector<const RunSpec*>& specs, int jobs,
+                                 const std::function<void(size_t, size_t)>& on_done) {
   std::vector<Producer> produce;
   std::vector<double> timeouts;
-  for (const RunSpec& spec : specs) {
-    produce.push_back(simulate(spec));
-    timeouts.push_back(spec.timeout_s);
+  for (const RunSpec* spec : specs) {
+    produce.push_back(simulate(*spec));
+    timeouts.push_back(spec->timeout_s);
   }
   std::vector<RunResult> results;
+  results.reserve(specs.size());
   for (Outcome& o : run_children(produce, timeouts, jobs, [] { return std::make_unique<RunResultReader>(); },
                                  on_done)) {
     results.push_back(result_of(o));
   }
   return results;
+}
+
+}  // namespace
+
+RunResult run_isolated(const RunSpec& spec) { return std::move(run_specs({&spec}, 1, {}).at(0)); }
+
+std::vector<RunResult> run_many_isolated(const std::vector<RunSpec>& specs, int jobs,
+                                         const std::function<void(size_t, size_t)>& on_done) {
+  std::vector<const RunSpec*> pointers;
+  for (const RunSpec& spec : specs) pointers.push_back(&spec);
+  return run_specs(pointers, jobs, on_done);
 }
 
 }  // namespace kb
