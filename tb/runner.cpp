@@ -224,10 +224,6 @@ nlohmann::json metrics_json(const std::vector<std::pair<std::string, double>>& m
   return j;
 }
 
-}  // namespace
-
-namespace {
-
 nlohmann::json launch_json(const LaunchResult& l) {
   nlohmann::json by_type;
   for (int t = 0; t < kNumCommandTypes; ++t) by_type[command_type_name(t)] = l.commands_by_type[t];
@@ -442,7 +438,7 @@ struct Child {
   bool raised = false;        // 'E' seen: `message` is the exception's message
   std::string message;
   std::string read_error;     // the first line that could not be read
-  std::string error;  // why there is no result
+  std::string error;          // why there is no result
   bool reaped = false;
   int status = 0;
   double timeout_s = 0;
@@ -464,8 +460,9 @@ class ResultWriter {
  public:
   explicit ResultWriter(int fd) : fd_(fd) {}
   void line(char tag, const nlohmann::json& j) {
+    const std::string text = dump(j);  // first: if it throws, no part line is left
     buf_ += tag;
-    buf_ += dump(j);
+    buf_ += text;
     buf_ += '\n';
     if (buf_.size() >= (1u << 16)) flush();
   }
