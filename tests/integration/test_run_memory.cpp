@@ -21,6 +21,8 @@
 #include <string>
 #include <vector>
 
+#include "models/config/pe_config.h"
+#include "tb/bench_registry.h"
 #include "tb/command_stream.h"
 #include "tb/runner.h"
 #include "tests/test_files.h"
@@ -165,6 +167,36 @@ TEST(RunMemory, RunIsolatedParentAndChildGrowByLessThan3KbPerLaunch) {
   RecordProperty("child_bytes_per_launch", std::to_string(per_child));
   EXPECT_LT(per_parent, kMaxBytesPerLaunch) << p.parent[0] << " B, then " << p.parent[1] << " B";
   EXPECT_LT(per_child, kMaxBytesPerLaunch) << p.child[0] << " B, then " << p.child[1] << " B";
+}
+
+// The result crosses the fork a line at a time, launches and statistics
+// windows as flat arrays of fields: what the parent reads is what the child
+// had, every field (to_json of both; the wall time and peak RSS differ run
+// to run). A bench with several launches, metrics, records and occupancy.
+TEST(RunTransport, IsolatedResultIsTheChildsOwnResult) {
+  kb::register_builtin_benches();
+  const kb::Bench& b = kb::BenchRegistry::instance().get("gqa-decode");
+  kb::RunSpec spec;
+  spec.config = kb::load_pe_config("", {});
+  spec.launches = b.launches(kb::BenchRegistry::instance().params(b, {"context=512"}), spec.config);
+  spec.keep_records = true;
+  const nlohmann::json own = kb::run_function_isolated([&spec] { return kb::to_json(kb::run_in_process(spec)); });
+  nlohmann::json read = kb::to_json(kb::run_isolated(spec));
+  ASSERT_FALSE(own.contains("error") && own.size() == 1) << own.dump();
+  ASSERT_TRUE(read.at("ok")) << read.at("error");
+  ASSERT_GE(read.at("launches").size(), 2u);
+  ASSERT_GT(read.at("records").size(), 0u);
+  ASSERT_GT(read.at("occupancy").size(), 0u);
+  ASSERT_EQ(read.at("stats").at("launches").size(), read.at("launches").size());
+  bool metrics = false;
+  for (const auto& l : read.at("launches")) metrics |= !l.at("metrics").empty();
+  EXPECT_TRUE(metrics);
+  nlohmann::json expected = own;
+  for (nlohmann::json* j : {&expected, &read}) {
+    j->erase("sim_wall_seconds");
+    j->erase("peak_rss_kb");
+  }
+  EXPECT_EQ(read, expected);
 }
 
 }  // namespace
