@@ -151,9 +151,10 @@ int report_run(const std::string& title, const std::string& name, const kb::RunR
   if (!outputs.vcd.empty()) std::cout << "VCD written to " << outputs.vcd << "\n";
   if (!outputs.stats.empty()) std::cout << "statistics written to " << outputs.stats << "\n";
   if (json) {
-    nlohmann::json j = kb::run_summary_json(name, cfg, r);
-    if (bench) j["figures"] = kb::bench_figures(*bench, *params, cfg, r);
-    json->stream() << dump(j);
+    // Written a launch at a time: as dump(j) of run_summary_json + "figures".
+    kb::write_run_summary_json(json->stream(), name, cfg, r,
+                               bench ? kb::bench_figures(*bench, *params, cfg, r) : nlohmann::json());
+    json->stream() << "\n";
     json->commit();
   }
   return 0;

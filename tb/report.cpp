@@ -109,25 +109,50 @@ void print_run_report(std::ostream& os, const std::string& title, const PeConfig
   print_stats_summary(os, r.stats);
 }
 
-nlohmann::json run_summary_json(const std::string& bench, const PeConfig& cfg, const RunResult& r) {
+namespace {
+
+nlohmann::json launch_summary_json(const LaunchResult& l, const PeConfig& cfg) {
+  nlohmann::json f = launch_figures(l, cfg);
+  f["kernel"] = l.kernel;
+  return f;
+}
+
+// run_summary_json without its per-launch arrays ("launches" and
+// "stats/launches" are null placeholders).
+nlohmann::json summary_skeleton(const std::string& bench, const PeConfig& cfg, const RunResult& r) {
   nlohmann::json j;
   j["bench"] = bench;
   j["clock_freq_ghz"] = cfg.clock_freq_ghz;
   j["latency_ns"] = ns(r.latency_ps());
-  j["launches"] = nlohmann::json::array();
-  for (const LaunchResult& l : r.launches) {
-    nlohmann::json f = launch_figures(l, cfg);
-    f["kernel"] = l.kernel;
-    j["launches"].push_back(std::move(f));
-  }
+  j["launches"] = nullptr;
   for (Component c : kEngines) {
     const uint64_t span = r.latency_ps();
     j["components"][to_string(c)] = {
         {"busy_ns", ns(r.busy_ps[int(c)])},
         {"utilisation", span ? double(r.busy_ps[int(c)]) / double(span) : 0.0}};
   }
-  j["stats"] = to_json(r.stats);
+  j["stats"] = to_json_without_launches(r.stats);
   return j;
+}
+
+}  // namespace
+
+nlohmann::json run_summary_json(const std::string& bench, const PeConfig& cfg, const RunResult& r) {
+  nlohmann::json j = summary_skeleton(bench, cfg, r);
+  j["launches"] = nlohmann::json::array();
+  for (const LaunchResult& l : r.launches) j["launches"].push_back(launch_summary_json(l, cfg));
+  j["stats"]["launches"] = nlohmann::json::array();
+  for (const WindowStats& w : r.stats.launches) j["stats"]["launches"].push_back(to_json(w));
+  return j;
+}
+
+void write_run_summary_json(std::ostream& os, const std::string& bench, const PeConfig& cfg,
+                            const RunResult& r, const nlohmann::json& figures) {
+  nlohmann::json j = summary_skeleton(bench, cfg, r);
+  if (!figures.is_null()) j["figures"] = figures;
+  const StreamedArray launches{r.launches.size(),
+                               [&](size_t i) { return launch_summary_json(r.launches[i], cfg); }};
+  write_json(os, j, {{"/launches", launches}, {"/stats/launches", launches_json(r.stats)}});
 }
 
 }  // namespace kb

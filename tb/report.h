@@ -18,6 +18,10 @@ void print_run_report(std::ostream& os, const std::string& title, const PeConfig
 // The same figures as JSON (times in ns, exact cycles as numbers), plus
 // "stats": the statistics of models/trace/stats.h (times in ps).
 nlohmann::json run_summary_json(const std::string& bench, const PeConfig& cfg, const RunResult& r);
+// Writes run_summary_json (with "figures" unless null) as dump(2) would,
+// a launch at a time: memory does not grow with the number of launches.
+void write_run_summary_json(std::ostream& os, const std::string& bench, const PeConfig& cfg,
+                            const RunResult& r, const nlohmann::json& figures);
 
 // The short statistics summary for a bench table: one line per launch with
 // span, PE_CPU busy / stalled / exposed-dispatch fractions, the busiest

@@ -156,9 +156,11 @@ RunResult run_in_process(const RunSpec& spec) {
   }
   if (stats_out) {
     commit([&] {
-      nlohmann::json j = to_json(r.stats);
+      // A window at a time: as dump(2) of to_json(r.stats) + clock_freq_ghz.
+      nlohmann::json j = to_json_without_launches(r.stats);
       j["clock_freq_ghz"] = spec.config.clock_freq_ghz;
-      stats_out->stream() << dump(j, 2) << "\n";
+      write_json(stats_out->stream(), j, {{"/launches", launches_json(r.stats)}});
+      stats_out->stream() << "\n";
       stats_out->commit();
     });
   }
@@ -222,9 +224,174 @@ nlohmann::json metrics_json(const std::vector<std::pair<std::string, double>>& m
   return j;
 }
 
-}  // namespace
+nlohmann::json launch_json(const LaunchResult& l) {
+  nlohmann::json by_type;
+  for (int t = 0; t < kNumCommandTypes; ++t) by_type[command_type_name(t)] = l.commands_by_type[t];
+  return {{"kernel", l.kernel},
+          {"start_ps", l.start_ps},
+          {"end_ps", l.end_ps},
+          {"latency_ps", l.latency_ps()},
+          {"commands", l.commands},
+          {"commands_by_type", by_type},
+          {"logical_bytes", l.logical_bytes},
+          {"dispatch_cycles_exact", l.dispatch_cycles_exact},
+          {"dispatch_cycles_charged", l.dispatch_cycles_charged},
+          {"dispatch_ps", l.dispatch_ps},
+          {"stall_ps", l.stall_ps},
+          {"cpu_cycles_ps", l.cpu_cycles_ps},
+          {"busy_ps", busy_json(l.busy_ps)},
+          {"error", l.error},
+          {"metrics", metrics_json(l.metrics)}};
+}
 
-nlohmann::json to_json(const RunResult& r) {
+LaunchResult launch_from_json(const nlohmann::json& jl) {
+  LaunchResult l;
+  l.kernel = jl.at("kernel");
+  l.start_ps = jl.at("start_ps");
+  l.end_ps = jl.at("end_ps");
+  l.commands = jl.at("commands");
+  for (int t = 0; t < kNumCommandTypes; ++t) {
+    l.commands_by_type[t] = jl.at("commands_by_type").at(command_type_name(t));
+  }
+  l.logical_bytes = jl.at("logical_bytes");
+  l.dispatch_cycles_exact = jl.at("dispatch_cycles_exact");
+  l.dispatch_cycles_charged = jl.at("dispatch_cycles_charged");
+  l.dispatch_ps = jl.at("dispatch_ps");
+  l.stall_ps = jl.at("stall_ps");
+  l.cpu_cycles_ps = jl.at("cpu_cycles_ps");
+  for (int c = 0; c < kNumComponents; ++c) l.busy_ps[c] = jl.at("busy_ps").at(to_string(Component(c)));
+  l.error = jl.at("error");
+  for (const auto& m : jl.at("metrics")) l.metrics.emplace_back(m.at(0), m.at(1));
+  return l;
+}
+
+nlohmann::json sample_json(const CounterSample& s) { return {s.time_ps, s.value}; }
+CounterSample sample_from_json(const nlohmann::json& j) { return {j.at(0), j.at(1)}; }
+
+// The per-launch lines across the fork ('L', 'W') are flat arrays of the
+// structs' fields in order: a keyed object per launch made the transport of
+// 100 k launches spend most of its time on keys.
+class Fields {
+ public:
+  explicit Fields(const nlohmann::json& j) : j_(j) {
+    if (!j.is_array()) throw std::runtime_error("expected an array of fields");
+  }
+  const nlohmann::json& next() { return j_.at(i_++); }
+  void end() const {
+    if (i_ != j_.size()) {
+      throw std::runtime_error(std::to_string(j_.size()) + " fields where " + std::to_string(i_) +
+                               " were expected");
+    }
+  }
+
+ private:
+  const nlohmann::json& j_;
+  size_t i_ = 0;
+};
+
+nlohmann::json launch_fields(const LaunchResult& l) {
+  nlohmann::json a = {l.kernel, l.start_ps, l.end_ps, l.commands};
+  for (uint64_t n : l.commands_by_type) a.push_back(n);
+  for (const nlohmann::json& v : {nlohmann::json(l.logical_bytes), nlohmann::json(l.dispatch_cycles_exact),
+                                  nlohmann::json(l.dispatch_cycles_charged), nlohmann::json(l.dispatch_ps),
+                                  nlohmann::json(l.stall_ps), nlohmann::json(l.cpu_cycles_ps)})
+    a.push_back(v);
+  for (uint64_t b : l.busy_ps) a.push_back(b);
+  a.push_back(l.error);
+  a.push_back(metrics_json(l.metrics));
+  return a;
+}
+
+LaunchResult launch_from_fields(const nlohmann::json& j) {
+  Fields f(j);
+  LaunchResult l;
+  l.kernel = f.next();
+  l.start_ps = f.next();
+  l.end_ps = f.next();
+  l.commands = f.next();
+  for (uint64_t& n : l.commands_by_type) n = f.next();
+  l.logical_bytes = f.next();
+  l.dispatch_cycles_exact = f.next();
+  l.dispatch_cycles_charged = f.next();
+  l.dispatch_ps = f.next();
+  l.stall_ps = f.next();
+  l.cpu_cycles_ps = f.next();
+  for (uint64_t& b : l.busy_ps) b = f.next();
+  l.error = f.next();
+  for (const auto& m : f.next()) l.metrics.emplace_back(m.at(0), m.at(1));
+  f.end();
+  return l;
+}
+
+nlohmann::json window_fields(const WindowStats& w) {
+  nlohmann::json a = {w.name, w.start_ps, w.end_ps};
+  for (const ComponentStats& c : w.components) {
+    a.push_back(c.busy_ps);
+    a.push_back(c.utilisation);
+    a.push_back(c.records);
+  }
+  for (const KindStats& k : w.kinds) {
+    for (uint64_t v : {k.count, k.busy_ps, k.bytes, k.elements}) a.push_back(v);
+  }
+  for (const TypeStats& t : w.by_type) {
+    a.push_back(t.commands);
+    a.push_back(t.logical_bytes);
+  }
+  a.push_back(w.commands);
+  a.push_back(w.logical_bytes);
+  a.push_back(w.dispatch_cycles_exact);
+  for (uint64_t v : {w.dispatch_cycles_charged, w.dispatch_ps, w.cpu_cycles_ps, w.stall_ps, w.stalls,
+                     w.exposed_dispatch_ps, w.engines_idle_ps})
+    a.push_back(v);
+  a.push_back(w.occupancy_mean);
+  a.push_back(w.occupancy_max);
+  a.push_back(w.queue_full_ps);
+  return a;
+}
+
+WindowStats window_from_fields(const nlohmann::json& j) {
+  Fields f(j);
+  WindowStats w;
+  w.name = f.next();
+  w.start_ps = f.next();
+  w.end_ps = f.next();
+  for (ComponentStats& c : w.components) {
+    c.busy_ps = f.next();
+    c.utilisation = f.next();
+    c.records = f.next();
+  }
+  for (KindStats& k : w.kinds) {
+    k.count = f.next();
+    k.busy_ps = f.next();
+    k.bytes = f.next();
+    k.elements = f.next();
+  }
+  for (TypeStats& t : w.by_type) {
+    t.commands = f.next();
+    t.logical_bytes = f.next();
+  }
+  w.commands = f.next();
+  w.logical_bytes = f.next();
+  w.dispatch_cycles_exact = f.next();
+  w.dispatch_cycles_charged = f.next();
+  w.dispatch_ps = f.next();
+  w.cpu_cycles_ps = f.next();
+  w.stall_ps = f.next();
+  w.stalls = f.next();
+  w.exposed_dispatch_ps = f.next();
+  w.engines_idle_ps = f.next();
+  w.occupancy_mean = f.next();
+  w.occupancy_max = f.next();
+  w.queue_full_ps = f.next();
+  f.end();
+  uint64_t busy[kNumComponents];
+  for (int c = 0; c < kNumComponents; ++c) busy[c] = w.components[c].busy_ps;
+  w.verdict = make_verdict(busy, w.span_ps());  // as finish_window (models/trace/stats.cpp)
+  return w;
+}
+
+// The run's figures but not its per-launch, per-record or per-sample lists.
+nlohmann::json header_json(const RunResult& r) {
   nlohmann::json j;
   j["ok"] = r.ok;
   j["error"] = r.error;
@@ -235,36 +402,10 @@ nlohmann::json to_json(const RunResult& r) {
   j["records_by_component"] = busy_json(r.records_by_component);
   j["latency_ps"] = r.latency_ps();
   j["busy_ps"] = busy_json(r.busy_ps);
-  j["launches"] = nlohmann::json::array();
-  for (const LaunchResult& l : r.launches) {
-    nlohmann::json by_type;
-    for (int t = 0; t < kNumCommandTypes; ++t) by_type[command_type_name(t)] = l.commands_by_type[t];
-    j["launches"].push_back({{"kernel", l.kernel},
-                             {"start_ps", l.start_ps},
-                             {"end_ps", l.end_ps},
-                             {"latency_ps", l.latency_ps()},
-                             {"commands", l.commands},
-                             {"commands_by_type", by_type},
-                             {"logical_bytes", l.logical_bytes},
-                             {"dispatch_cycles_exact", l.dispatch_cycles_exact},
-                             {"dispatch_cycles_charged", l.dispatch_cycles_charged},
-                             {"dispatch_ps", l.dispatch_ps},
-                             {"stall_ps", l.stall_ps},
-                             {"cpu_cycles_ps", l.cpu_cycles_ps},
-                             {"busy_ps", busy_json(l.busy_ps)},
-                             {"error", l.error},
-                             {"metrics", metrics_json(l.metrics)}});
-  }
-  j["records"] = nlohmann::json::array();
-  for (const OpRecord& rec : r.records) j["records"].push_back(record_json(rec));
-  j["occupancy"] = nlohmann::json::array();
-  for (const CounterSample& s : r.occupancy) j["occupancy"].push_back({s.time_ps, s.value});
-  j["stats"] = to_json(r.stats);
   return j;
 }
 
-RunResult run_result_from_json(const nlohmann::json& j) {
-  RunResult r;
+void header_from_json(const nlohmann::json& j, RunResult& r) {
   r.ok = j.at("ok");
   r.error = j.at("error");
   r.end_ps = j.at("end_ps");
@@ -275,28 +416,28 @@ RunResult run_result_from_json(const nlohmann::json& j) {
     r.records_by_component[c] = j.at("records_by_component").at(to_string(Component(c)));
   }
   for (int c = 0; c < kNumComponents; ++c) r.busy_ps[c] = j.at("busy_ps").at(to_string(Component(c)));
-  for (const auto& jl : j.at("launches")) {
-    LaunchResult l;
-    l.kernel = jl.at("kernel");
-    l.start_ps = jl.at("start_ps");
-    l.end_ps = jl.at("end_ps");
-    l.commands = jl.at("commands");
-    for (int t = 0; t < kNumCommandTypes; ++t) {
-      l.commands_by_type[t] = jl.at("commands_by_type").at(command_type_name(t));
-    }
-    l.logical_bytes = jl.at("logical_bytes");
-    l.dispatch_cycles_exact = jl.at("dispatch_cycles_exact");
-    l.dispatch_cycles_charged = jl.at("dispatch_cycles_charged");
-    l.dispatch_ps = jl.at("dispatch_ps");
-    l.stall_ps = jl.at("stall_ps");
-    l.cpu_cycles_ps = jl.at("cpu_cycles_ps");
-    for (int c = 0; c < kNumComponents; ++c) l.busy_ps[c] = jl.at("busy_ps").at(to_string(Component(c)));
-    l.error = jl.at("error");
-    for (const auto& m : jl.at("metrics")) l.metrics.emplace_back(m.at(0), m.at(1));
-    r.launches.push_back(std::move(l));
-  }
+}
+
+}  // namespace
+
+nlohmann::json to_json(const RunResult& r) {
+  nlohmann::json j = header_json(r);
+  j["launches"] = nlohmann::json::array();
+  for (const LaunchResult& l : r.launches) j["launches"].push_back(launch_json(l));
+  j["records"] = nlohmann::json::array();
+  for (const OpRecord& rec : r.records) j["records"].push_back(record_json(rec));
+  j["occupancy"] = nlohmann::json::array();
+  for (const CounterSample& s : r.occupancy) j["occupancy"].push_back(sample_json(s));
+  j["stats"] = to_json(r.stats);
+  return j;
+}
+
+RunResult run_result_from_json(const nlohmann::json& j) {
+  RunResult r;
+  header_from_json(j, r);
+  for (const auto& jl : j.at("launches")) r.launches.push_back(launch_from_json(jl));
   for (const auto& jr : j.at("records")) r.records.push_back(record_from_json(jr));
-  for (const auto& js : j.at("occupancy")) r.occupancy.push_back({js.at(0), js.at(1)});
+  for (const auto& js : j.at("occupancy")) r.occupancy.push_back(sample_from_json(js));
   if (j.contains("stats")) r.stats = run_stats_from_json(j.at("stats"));
   return r;
 }
@@ -390,11 +531,36 @@ void install(void (*handler)(int)) {
   }
 }
 
+// What a child sends is a stream of lines, each a tag and compact JSON
+// (compact JSON holds no raw line break), ending with 'Z'; or, at any
+// point, 'E' and an exception's message up to the end of the stream. The
+// parent reads lines as they arrive and builds the result from them, so
+// neither side holds the whole result as text (issue 11: 100 k launches
+// made a 220 MB document, 2.1 GB on each side).
+class ResultReader {
+ public:
+  virtual ~ResultReader() = default;
+  // One line (without its tag and line break). Throws when it cannot be read.
+  virtual void line(char tag, std::string_view text) = 0;
+  // After 'Z'. Throws when lines are missing.
+  virtual void end() {}
+};
+
+class ResultWriter;
+using Producer = std::function<void(ResultWriter&)>;
+
 struct Child {
   pid_t pid = -1;
   int fd = -1;
-  std::string data;   // 'R' + result, or 'E' + the exception's message
-  std::string error;  // why there is no result
+  std::unique_ptr<ResultReader> reader;
+  std::string pending;        // received, not yet a whole line
+  size_t scanned = 0;         // of pending, holding no line break
+  bool received = false;      // anything at all
+  bool complete = false;      // 'Z' seen
+  bool raised = false;        // 'E' seen: `message` is the exception's message
+  std::string message;
+  std::string read_error;     // the first line that could not be read
+  std::string error;          // why there is no result
   bool reaped = false;
   int status = 0;
   double timeout_s = 0;
@@ -411,24 +577,50 @@ void write_all(int fd, const char* p, size_t n) {
   }
 }
 
+// The child's end of the pipe: whole lines, buffered.
+class ResultWriter {
+ public:
+  explicit ResultWriter(int fd) : fd_(fd) {}
+  void line(char tag, const nlohmann::json& j) {
+    const std::string text = dump(j);  // first: if it throws, no part line is left
+    buf_ += tag;
+    buf_ += text;
+    buf_ += '\n';
+    if (buf_.size() >= (1u << 16)) flush();
+  }
+  void end() {
+    buf_ += "Z\n";
+    flush();
+  }
+  void flush() {
+    write_all(fd_, buf_.data(), buf_.size());
+    buf_.clear();
+  }
+
+ private:
+  int fd_;
+  std::string buf_;
+};
+
 // The child: runs `produce`, sends its result and _exits whatever happens,
 // so no exception unwinds into the parent's code.
-[[noreturn]] void child_main(int fd, const std::function<std::string()>& produce, pid_t parent,
-                             const sigset_t& mask) {
+[[noreturn]] void child_main(int fd, const Producer& produce, pid_t parent, const sigset_t& mask) {
   forget_pending_outputs();  // the parent's temporaries are not ours
   for (auto& c : g_children) c.store(0);
   install(on_child_signal);
   prctl(PR_SET_PDEATHSIG, SIGTERM);
   if (getppid() != parent) _exit(4);  // the parent died before prctl
   sigprocmask(SIG_SETMASK, &mask, nullptr);
+  ResultWriter out(fd);
   try {
-    const std::string out = produce();
-    write_all(fd, "R", 1);
-    write_all(fd, out.data(), out.size());
+    produce(out);
+    out.end();
   } catch (const std::exception& e) {
+    out.flush();  // whole lines only: the 'E' starts a line
     write_all(fd, "E", 1);
     write_all(fd, e.what(), std::strlen(e.what()));
   } catch (...) {
+    out.flush();
     const char msg[] = "Eunknown exception";
     write_all(fd, msg, sizeof msg - 1);
   }
@@ -437,8 +629,9 @@ void write_all(int fd, const char* p, size_t n) {
   _exit(0);
 }
 
-Child start_child(const std::function<std::string()>& produce, double timeout_s) {
+Child start_child(const Producer& produce, double timeout_s, std::unique_ptr<ResultReader> reader) {
   Child c;
+  c.reader = std::move(reader);
   c.timeout_s = timeout_s;
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) {
@@ -512,6 +705,46 @@ void end_child(Child& c) {
   }
 }
 
+void take_line(Child& c, char tag, std::string_view text) {
+  if (!c.read_error.empty()) return;  // the first error is the one told
+  try {
+    if (c.complete) throw std::runtime_error("data after the end of the result");
+    if (tag == 'Z') {
+      c.complete = true;
+      c.reader->end();
+    } else {
+      c.reader->line(tag, text);
+    }
+  } catch (const std::exception& e) {
+    c.read_error = e.what();
+  }
+}
+
+// Takes the whole lines received so far (up to an 'E': the rest is its message).
+void take(Child& c, const char* p, size_t n) {
+  c.received = true;
+  if (c.raised) {
+    c.message.append(p, n);
+    return;
+  }
+  c.pending.append(p, n);
+  size_t from = 0;
+  while (from < c.pending.size()) {
+    if (c.pending[from] == 'E') {
+      c.raised = true;
+      c.message.assign(c.pending, from + 1, std::string::npos);
+      from = c.pending.size();
+      break;
+    }
+    const size_t nl = c.pending.find('\n', std::max(from, c.scanned));
+    if (nl == std::string::npos) break;
+    take_line(c, c.pending[from], std::string_view(c.pending).substr(from + 1, nl - from - 1));
+    from = nl + 1;
+  }
+  c.pending.erase(0, from);
+  c.scanned = c.pending.size();  // a part line is not scanned again
+}
+
 // Reads what is available; false at end of stream.
 bool read_some(Child& c) {
   char buf[1 << 16];
@@ -519,7 +752,7 @@ bool read_some(Child& c) {
     const ssize_t n = read(c.fd, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return false;
-    c.data.append(buf, size_t(n));
+    take(c, buf, size_t(n));
     return true;
   }
 }
@@ -549,49 +782,59 @@ bool check_child(Child& c) {
   return false;
 }
 
-// After the end of the child's stream: reaps it. Its result in `payload`, or
-// the reason there is none in `error`.
-void finish(Child& c, std::string& payload, std::string& error) {
+struct Outcome {
+  std::unique_ptr<ResultReader> reader;  // the result, when both errors are empty
+  std::string error;       // no result: why
+  std::string read_error;  // a result that could not be read: why
+};
+
+// After the end of the child's stream: reaps it, and says whether its
+// result is whole.
+void finish(Child& c, Outcome& o) {
   if (!c.error.empty()) {
-    error = c.error;
+    o.error = c.error;
   } else {
     while (!c.reaped) wait_child(c, 0);
     const int status = c.status;
     if (WIFSIGNALED(status)) {
-      error = "run crashed: " + std::string(strsignal(WTERMSIG(status)));
-    } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || c.data.empty()) {
-      error = "run ended without a result (exit status " +
-              std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + ")";
-    } else if (c.data[0] == 'E') {
-      error = c.data.substr(1);
+      o.error = "run crashed: " + std::string(strsignal(WTERMSIG(status)));
+    } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !c.received) {
+      o.error = "run ended without a result (exit status " +
+                std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + ")";
+    } else if (c.raised) {
+      o.error = c.message;
+    } else if (!c.read_error.empty()) {
+      o.read_error = c.read_error;
+    } else if (!c.complete || !c.pending.empty()) {
+      o.read_error = "the result ends before its end";
     } else {
-      payload = c.data.substr(1);
+      o.reader = std::move(c.reader);
     }
   }
   if (c.fd >= 0) close(c.fd);
   c.fd = -1;
+  c.reader.reset();
+  std::string().swap(c.pending);
 }
 
-struct Outcome {
-  std::string payload, error;
-};
-
-// Runs every job in a child, up to `jobs` at once; their outcomes in order.
-std::vector<Outcome> run_children(const std::vector<std::function<std::string()>>& produce,
+// Runs every job in a child, up to `jobs` at once, each read by a reader
+// from make_reader; their outcomes in order.
+std::vector<Outcome> run_children(const std::vector<Producer>& produce,
                                   const std::vector<double>& timeouts, int jobs,
+                                  const std::function<std::unique_ptr<ResultReader>()>& make_reader,
                                   const std::function<void(size_t, size_t)>& on_done) {
   std::vector<Outcome> out(produce.size());
   std::vector<std::pair<size_t, Child>> running;
   size_t next = 0, done = 0;
   jobs = std::clamp(jobs, 1, kMaxJobs);
   auto complete = [&](size_t i, Child& c) {
-    finish(c, out[i].payload, out[i].error);
+    finish(c, out[i]);
     ++done;
     if (on_done) on_done(done, produce.size());
   };
   while (done < produce.size()) {
     while (running.size() < size_t(jobs) && next < produce.size()) {
-      Child c = start_child(produce[next], timeouts[next]);
+      Child c = start_child(produce[next], timeouts[next], make_reader());
       if (c.error.empty()) running.emplace_back(next, std::move(c));
       else complete(next, c);
       ++next;
@@ -619,51 +862,167 @@ std::vector<Outcome> run_children(const std::vector<std::function<std::string()>
   return out;
 }
 
-RunResult result_of(const Outcome& o) {
+// Builds a RunResult from the lines of simulate(): 'H' its header, then
+// 'L' per launch (launch_fields), 'O' per op-log record, 'C' per occupancy
+// sample, 'S' the statistics without their launches, 'W' per launch's
+// statistics window (window_fields).
+class RunResultReader : public ResultReader {
+ public:
+  void line(char tag, std::string_view text) override {
+    const nlohmann::json j = nlohmann::json::parse(text);
+    if (tag != 'H' && !header_) throw std::runtime_error("a result line before its header");
+    switch (tag) {
+      case 'H':
+        header_from_json(j, r_);
+        expected_[0] = j.at("launches");
+        expected_[1] = j.at("records");
+        expected_[2] = j.at("occupancy");
+        expected_[3] = j.at("windows");
+        // Room for exactly what is announced (no growth by doubling), within reason.
+        r_.launches.reserve(std::min<size_t>(expected_[0], 1u << 24));
+        r_.records.reserve(std::min<size_t>(expected_[1], 1u << 24));
+        r_.occupancy.reserve(std::min<size_t>(expected_[2], 1u << 24));
+        r_.stats.launches.reserve(std::min<size_t>(expected_[3], 1u << 24));
+        header_ = true;
+        break;
+      case 'L':
+        r_.launches.push_back(launch_from_fields(j));
+        break;
+      case 'O':
+        r_.records.push_back(record_from_json(j));
+        break;
+      case 'C':
+        r_.occupancy.push_back(sample_from_json(j));
+        break;
+      case 'S': {
+        std::vector<WindowStats> windows = std::move(r_.stats.launches);
+        nlohmann::json js = j;
+        js["launches"] = nlohmann::json::array();
+        r_.stats = run_stats_from_json(js);
+        r_.stats.launches = std::move(windows);
+        break;
+      }
+      case 'W':
+        r_.stats.launches.push_back(window_from_fields(j));
+        break;
+      default:
+        throw std::runtime_error(std::string("unknown line tag '") + tag + "'");
+    }
+  }
+  void end() override {
+    if (!header_) throw std::runtime_error("no header");
+    const size_t got[] = {r_.launches.size(), r_.records.size(), r_.occupancy.size(),
+                          r_.stats.launches.size()};
+    const char* what[] = {"launches", "records", "occupancy samples", "statistics windows"};
+    for (size_t i = 0; i < 4; ++i) {
+      if (got[i] != expected_[i]) {
+        throw std::runtime_error(std::to_string(got[i]) + " " + what[i] + " where the header announced " +
+                                 std::to_string(expected_[i]));
+      }
+    }
+  }
+  RunResult take() { return std::move(r_); }
+
+ private:
+  RunResult r_;
+  bool header_ = false;
+  uint64_t expected_[4] = {};
+};
+
+void write_result(ResultWriter& out, const RunResult& r) {
+  nlohmann::json h = header_json(r);
+  h["launches"] = r.launches.size();
+  h["records"] = r.records.size();
+  h["occupancy"] = r.occupancy.size();
+  h["windows"] = r.stats.launches.size();
+  out.line('H', h);
+  for (const LaunchResult& l : r.launches) out.line('L', launch_fields(l));
+  for (const OpRecord& rec : r.records) out.line('O', record_json(rec));
+  for (const CounterSample& s : r.occupancy) out.line('C', sample_json(s));
+  nlohmann::json stats = to_json(RunStats{r.stats.queue_depth, r.stats.run, {}});
+  out.line('S', stats);
+  for (const WindowStats& w : r.stats.launches) out.line('W', window_fields(w));
+}
+
+RunResult result_of(Outcome& o) {
   RunResult r;
   if (!o.error.empty()) {
     r.error = o.error;
     return r;
   }
-  try {
-    return run_result_from_json(nlohmann::json::parse(o.payload));
-  } catch (const std::exception& e) {
-    r.error = std::string("the run's result could not be read: ") + e.what();
+  if (!o.read_error.empty()) {
+    r.error = "the run's result could not be read: " + o.read_error;
     return r;
   }
+  return static_cast<RunResultReader&>(*o.reader).take();
 }
 
-std::function<std::string()> simulate(const RunSpec& spec) {
-  return [&spec] { return dump(to_json(run_in_process(spec))); };
+Producer simulate(const RunSpec& spec) {
+  return [&spec](ResultWriter& out) { write_result(out, run_in_process(spec)); };
 }
+
+// One line 'R': the function's JSON.
+class JsonReader : public ResultReader {
+ public:
+  void line(char tag, std::string_view text) override {
+    if (tag != 'R' || got_) throw std::runtime_error("unexpected line");
+    j = nlohmann::json::parse(text);
+    got_ = true;
+  }
+  void end() override {
+    if (!got_) throw std::runtime_error("no result");
+  }
+  nlohmann::json j;
+
+ private:
+  bool got_ = false;
+};
 
 }  // namespace
 
 void install_interrupt_handlers() { install(on_parent_signal); }
 
 nlohmann::json run_function_isolated(const std::function<nlohmann::json()>& f) {
-  const Outcome o = run_children({[&f] { return dump(f()); }}, {0.0}, 1, {}).at(0);
+  Outcome o = std::move(run_children({[&f](ResultWriter& out) { out.line('R', f()); }}, {0.0}, 1,
+                                     [] { return std::make_unique<JsonReader>(); }, {})
+                            .at(0));
   if (!o.error.empty()) return nlohmann::json{{"error", o.error}};
-  try {
-    return nlohmann::json::parse(o.payload);
-  } catch (const std::exception& e) {
-    return nlohmann::json{{"error", std::string("the result could not be read: ") + e.what()}};
+  if (!o.read_error.empty()) {
+    return nlohmann::json{{"error", std::string("the result could not be read: ") + o.read_error}};
   }
+  return std::move(static_cast<JsonReader&>(*o.reader).j);
 }
 
-RunResult run_isolated(const RunSpec& spec) { return run_many_isolated({spec}, 1).at(0); }
+namespace {
+
+// The runs of `specs`, by pointer: a RunSpec holds every launch's kernel,
+// which is not copied.
+std::vector<RunResult> run_specs(const std::vector<const RunSpec*>& specs, int jobs,
+                                 const std::function<void(size_t, size_t)>& on_done) {
+  std::vector<Producer> produce;
+  std::vector<double> timeouts;
+  for (const RunSpec* spec : specs) {
+    produce.push_back(simulate(*spec));
+    timeouts.push_back(spec->timeout_s);
+  }
+  std::vector<RunResult> results;
+  results.reserve(specs.size());
+  for (Outcome& o : run_children(produce, timeouts, jobs, [] { return std::make_unique<RunResultReader>(); },
+                                 on_done)) {
+    results.push_back(result_of(o));
+  }
+  return results;
+}
+
+}  // namespace
+
+RunResult run_isolated(const RunSpec& spec) { return std::move(run_specs({&spec}, 1, {}).at(0)); }
 
 std::vector<RunResult> run_many_isolated(const std::vector<RunSpec>& specs, int jobs,
                                          const std::function<void(size_t, size_t)>& on_done) {
-  std::vector<std::function<std::string()>> produce;
-  std::vector<double> timeouts;
-  for (const RunSpec& spec : specs) {
-    produce.push_back(simulate(spec));
-    timeouts.push_back(spec.timeout_s);
-  }
-  std::vector<RunResult> results;
-  for (const Outcome& o : run_children(produce, timeouts, jobs, on_done)) results.push_back(result_of(o));
-  return results;
+  std::vector<const RunSpec*> pointers;
+  for (const RunSpec& spec : specs) pointers.push_back(&spec);
+  return run_specs(pointers, jobs, on_done);
 }
 
 }  // namespace kb

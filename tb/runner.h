@@ -2,7 +2,9 @@
 //
 // SystemC elaborates once per process, so run_isolated() forks a child
 // before any SystemC object exists in the caller, runs there, and returns the
-// result as JSON over a pipe: a crash or a kernel error in one run cannot
+// result over a pipe as a stream of JSON lines (one per launch, record and
+// statistics window, read as they arrive, so memory is the result's structs
+// and not its text): a crash or a kernel error in one run cannot
 // take the caller down, and a process can do many runs (CLI, sweeps, tests).
 // The child catches every exception and always _exits; a run that exceeds
 // its timeout, or whose process is stopped, is ended and fails. Outputs
@@ -83,6 +85,8 @@ std::vector<RunResult> run_many_isolated(const std::vector<RunSpec>& specs, int 
 // output files on these signals, and die with their parent.
 void install_interrupt_handlers();
 
+// The whole result as one document (small runs and tests; run_isolated
+// streams it instead).
 nlohmann::json to_json(const RunResult& r);
 RunResult run_result_from_json(const nlohmann::json& j);
 

@@ -201,35 +201,40 @@ RunStats compute_run_stats(const std::vector<OpRecord>& records,
 // ---- Streaming
 
 StreamingStats::StreamingStats(uint32_t queue_depth) : queue_depth_(queue_depth) {
-  run_.w.name = "run";
+  run_.name = "run";
 }
 
 void StreamingStats::advance(uint64_t now_ps) {
   if (now_ps <= last_ps_) return;
   const uint64_t dt = now_ps - last_ps_;
-  for (Acc* a : {&run_, launches_.empty() ? nullptr : &launches_.back()}) {
-    if (!a) continue;
+  auto integrate = [&](WindowStats& w, double& area) {
     if (engines_busy_ == 0) {
-      a->w.engines_idle_ps += dt;
-      if (cpu_busy_) a->w.exposed_dispatch_ps += dt;
+      w.engines_idle_ps += dt;
+      if (cpu_busy_) w.exposed_dispatch_ps += dt;
     }
-    a->occupancy_area += double(occupancy_) * double(dt);
-    a->w.occupancy_max = std::max(a->w.occupancy_max, occupancy_);
-    if (queue_depth_ && occupancy_ >= queue_depth_) a->w.queue_full_ps += dt;
-  }
+    area += double(occupancy_) * double(dt);
+    w.occupancy_max = std::max(w.occupancy_max, occupancy_);
+    if (queue_depth_ && occupancy_ >= queue_depth_) w.queue_full_ps += dt;
+  };
+  integrate(run_, run_area_);
+  if (!launches_.empty()) integrate(launches_.back(), launch_area_);
   last_ps_ = now_ps;
 }
 
 void StreamingStats::begin_launch(const std::string& kernel, uint64_t now_ps) {
   advance(now_ps);
   if (launches_.empty()) last_ps_ = now_ps;
+  // The finished launch keeps its area as its mean; finish() divides once
+  // the span is known.
+  if (!launches_.empty()) launches_.back().occupancy_mean = launch_area_;
+  launch_area_ = 0;
   launches_.emplace_back();
-  launches_.back().w.name = kernel;
+  launches_.back().name = kernel;
 }
 
 void StreamingStats::add(const OpRecord& r) {
-  add_sums(run_.w, r);
-  if (!launches_.empty()) add_sums(launches_.back().w, r);
+  add_sums(run_, r);
+  if (!launches_.empty()) add_sums(launches_.back(), r);
   last_record_end_ = std::max(last_record_end_, r.end_ps);
 }
 
@@ -254,17 +259,21 @@ RunStats StreamingStats::finish(const std::vector<LaunchResult>& launches) {
   s.queue_depth = queue_depth_;
   const uint64_t end = std::max(launches.empty() ? 0 : launches.back().end_ps, last_record_end_);
   advance(end);
-  auto close = [](Acc& a, uint64_t start, uint64_t stop) {
-    a.w.start_ps = start;
-    a.w.end_ps = stop;
-    a.w.occupancy_mean = a.w.span_ps() ? a.occupancy_area / double(a.w.span_ps()) : 0.0;
-    finish_window(a.w);
-    return a.w;
+  if (!launches_.empty()) launches_.back().occupancy_mean = launch_area_;
+  auto close = [](WindowStats& w, double area, uint64_t start, uint64_t stop) {
+    w.start_ps = start;
+    w.end_ps = stop;
+    w.occupancy_mean = w.span_ps() ? area / double(w.span_ps()) : 0.0;
+    finish_window(w);
   };
-  s.run = close(run_, launches.empty() ? 0 : launches.front().start_ps, end);
-  for (size_t i = 0; i < launches_.size() && i < launches.size(); ++i) {
-    s.launches.push_back(close(launches_[i], launches[i].start_ps, launches[i].end_ps));
+  close(run_, run_area_, launches.empty() ? 0 : launches.front().start_ps, end);
+  s.run = run_;
+  if (launches_.size() > launches.size()) launches_.resize(launches.size());
+  for (size_t i = 0; i < launches_.size(); ++i) {
+    close(launches_[i], launches_[i].occupancy_mean, launches[i].start_ps, launches[i].end_ps);
   }
+  s.launches = std::move(launches_);
+  launches_.clear();
   return s;
 }
 
@@ -327,8 +336,6 @@ nlohmann::json to_json(const RunStats& s) {
   return j;
 }
 
-namespace {
-
 WindowStats window_from_json(const nlohmann::json& j) {
   WindowStats w;
   w.name = j.at("name");
@@ -367,7 +374,78 @@ WindowStats window_from_json(const nlohmann::json& j) {
   return w;
 }
 
+nlohmann::json to_json_without_launches(const RunStats& s) {
+  nlohmann::json j;
+  j["verdict_rule"] = kVerdictRule;
+  j["queue_depth"] = s.queue_depth;
+  j["run"] = to_json(s.run);
+  j["launches"] = nullptr;
+  return j;
+}
+
+StreamedArray launches_json(const RunStats& s) {
+  return {s.launches.size(), [&s](size_t i) { return to_json(s.launches[i]); }};
+}
+
+namespace {
+
+std::string dump2(const nlohmann::json& j) {
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// `text` (a value dumped at indent 0) as nested `indent` spaces deep: the
+// lines after its first indented. Strings hold no raw line break.
+void write_indented(std::ostream& os, const std::string& text, size_t indent) {
+  const std::string pad(indent, ' ');
+  size_t from = 0;
+  for (size_t nl; (nl = text.find('\n', from)) != std::string::npos; from = nl + 1) {
+    os.write(text.data() + from, std::streamsize(nl + 1 - from));
+    os << pad;
+  }
+  os.write(text.data() + from, std::streamsize(text.size() - from));
+}
+
+// nlohmann's pretty printer, for the objects on the way to a streamed array.
+void write_value(std::ostream& os, const nlohmann::json& j,
+                 const std::map<std::string, StreamedArray>& streamed, const std::string& path,
+                 size_t indent) {
+  if (const auto it = streamed.find(path); it != streamed.end()) {
+    const StreamedArray& a = it->second;
+    if (a.size == 0) {
+      os << "[]";
+      return;
+    }
+    os << "[\n";
+    for (size_t i = 0; i < a.size; ++i) {
+      os << std::string(indent + 2, ' ');
+      write_indented(os, dump2(a.element(i)), indent + 2);
+      os << (i + 1 < a.size ? ",\n" : "\n");
+    }
+    os << std::string(indent, ' ') << "]";
+    return;
+  }
+  bool on_path = false;
+  for (const auto& [pointer, array] : streamed) on_path |= pointer.rfind(path + "/", 0) == 0;
+  if (!on_path || !j.is_object() || j.empty()) {
+    write_indented(os, dump2(j), indent);
+    return;
+  }
+  os << "{\n";
+  size_t k = 0;
+  for (const auto& [key, value] : j.items()) {
+    os << std::string(indent + 2, ' ') << nlohmann::json(key).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << ": ";
+    write_value(os, value, streamed, path + "/" + key, indent + 2);
+    os << (++k < j.size() ? ",\n" : "\n");
+  }
+  os << std::string(indent, ' ') << "}";
+}
+
 }  // namespace
+
+void write_json(std::ostream& os, const nlohmann::json& j,
+                const std::map<std::string, StreamedArray>& streamed) {
+  write_value(os, j, streamed, "", 0);
+}
 
 RunStats run_stats_from_json(const nlohmann::json& j) {
   RunStats s;

@@ -19,6 +19,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <map>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -110,18 +113,18 @@ class StreamingStats {
   void cpu_busy(uint64_t now_ps, bool busy);  // dispatching or tl.cycles
   void engine_busy(uint64_t now_ps, int engine, bool busy);  // engine: 0..3 (kb::Engine)
   void occupancy(uint64_t now_ps, uint32_t n);
-  // Windows named and bounded by `launches` (PE_CPU's results).
+  // Windows named and bounded by `launches` (PE_CPU's results). Moves the
+  // per-launch windows out (no second copy of them): call once.
   RunStats finish(const std::vector<LaunchResult>& launches);
 
  private:
   void advance(uint64_t now_ps);  // integrate the current state up to now
-  struct Acc {
-    WindowStats w;
-    double occupancy_area = 0;
-  };
   uint32_t queue_depth_;
-  Acc run_;
-  std::vector<Acc> launches_;
+  WindowStats run_;
+  double run_area_ = 0;  // occupancy x time, for occupancy_mean
+  // The launches' windows, handed over whole by finish().
+  std::vector<WindowStats> launches_;
+  double launch_area_ = 0;  // of the current launch
   uint64_t last_ps_ = 0, last_record_end_ = 0;
   bool cpu_busy_ = false;
   uint32_t engines_busy_ = 0;  // bit per engine
@@ -131,5 +134,24 @@ class StreamingStats {
 nlohmann::json to_json(const WindowStats& w);
 nlohmann::json to_json(const RunStats& s);
 RunStats run_stats_from_json(const nlohmann::json& j);
+WindowStats window_from_json(const nlohmann::json& j);
+
+// Writing a JSON document with an element per launch without holding it in
+// memory (issue 11: 100 k launches made documents of gigabytes).
+// An array written element by element: element(i) for i < size.
+struct StreamedArray {
+  size_t size = 0;
+  std::function<nlohmann::json(size_t)> element;
+};
+// Writes `j` exactly as j.dump(2) would (invalid UTF-8 replaced), except
+// that the value at each JSON pointer in `streamed` (e.g. "/stats/launches";
+// `j` holds a placeholder there, which fixes the key's place) is the
+// streamed array.
+void write_json(std::ostream& os, const nlohmann::json& j,
+                const std::map<std::string, StreamedArray>& streamed);
+// to_json(s) with a null placeholder for "launches", and the array to
+// stream in its place.
+nlohmann::json to_json_without_launches(const RunStats& s);
+StreamedArray launches_json(const RunStats& s);
 
 }  // namespace kb
