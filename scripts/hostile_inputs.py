@@ -604,13 +604,11 @@ def yaml_cases():
         (clock + "=,]", [clock]),
         (clock + "=[1]", [clock]),
         (clock + "={a: 1}", [clock]),
-        (clock + "=&a 1", [clock]),
         (clock + "=*a", [clock]),
         (clock + "=1\n---\n2", [clock]),
         (clock + "=" + "[" * 10000, [clock]),
         (clock + "=" + "9" * 100_000, [clock]),
         (clock + "=\udcff\udcfe", [clock]),
-        (clock + "=1 # comment", [clock]),
         ("pe.attrs=1", ["pe.attrs"]),
         ("pe=1", ["pe"]),
         ("pe.attrs.bogus=1", ["pe.attrs.bogus"]),
@@ -624,6 +622,11 @@ def yaml_cases():
         shown = kv if len(kv) < 50 else kv[:40] + "...(%d chars)" % len(kv)
         c.append(Case("--set", shown.encode("utf-8", "surrogateescape").decode("utf-8", "replace"),
                       ["config", "--set", kv], frags=frags))
+    for kv in (clock + "=&a 1", clock + "=1 # comment"):
+        c.append(Case("--set", kv, ["config", "--set", kv], expect="either", frags=[clock],
+                      check=stdout_has("clock_freq_ghz: 1"),
+                      unsure="an anchor without an alias, or a YAML comment, read as the value 1 is "
+                             "harmless; an error is fine too"))
     c.append(Case("--set", "100 KB value under run", SMALL_RUN + ["--set", clock + "=" + "9" * 100_000,
                                                                    "--json", "out.json"],
                   frags=[clock], outputs=["out.json"]))
@@ -1351,6 +1354,26 @@ def shell_quote(a):
     return "'" + s.replace("'", "'\\''").replace("\n", "\\n") + "'"
 
 
+def copy_binary(binary, work):
+    for attempt in range(30):
+        dst = os.path.join(work, "kernbench")
+        try:
+            shutil.copy2(binary, dst)
+            r = subprocess.run([dst, "--help"], capture_output=True, timeout=30)
+            if r.returncode == 0:
+                h = hashlib.sha256()
+                with open(dst, "rb") as f:
+                    h.update(f.read())
+                print("binary %s (sha256 %s, modified %s)" % (
+                    binary, h.hexdigest()[:16],
+                    time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(os.stat(binary).st_mtime))))
+                return dst
+        except (OSError, subprocess.SubprocessError):
+            pass
+        time.sleep(10)  # being rebuilt: wait for the new one
+    sys.exit("cannot run %s --help" % binary)
+
+
 def all_cases(binary):
     keys = parse_keys(binary)
     if not keys:
@@ -1382,6 +1405,9 @@ def main():
     work = tempfile.mkdtemp(prefix="kb-hostile-")
     records = []
     try:
+        # a private copy: the binary under test cannot change (be rebuilt)
+        # in the middle of the campaign
+        binary = copy_binary(binary, work)
         runner = Runner(binary, a.timeout, work)
         print("%3s  %-22s %-16s %-48s %5s %7s %7s  %s" % (
             "#", "verdict", "family", "case", "exit", "wall s", "MiB", "stderr (first line)"))
