@@ -754,8 +754,7 @@ def replay_cases():
                   setup=symlink("z.stream", "/dev/zero"), frags=["z.stream"]))
 
     many = lambda: stream("".join("kernel k%d\ncycles 1\n" % i for i in range(100_000)))
-    c.append(Case("replay", "100k launches (memory)", ["replay", "s.stream", "--no-summary"]
-                  if False else ["replay", "s.stream"],
+    c.append(Case("replay", "100k launches (memory)", ["replay", "s.stream"],
                   setup=writer("s.stream", many), expect="either", exits=(2,), frags=["s.stream"],
                   check=peak_below(1024),
                   unsure="no launch limit is documented; accepted if peak RSS stays under 1 GiB"))
@@ -848,7 +847,7 @@ def cli_cases():
     sw = ["sweep", "softmax-merge", "--param", "tiles=1,2"]
     for v in ("0", "-1", "1025", "1" + "0" * 300, "x", "1.5", ""):
         c.append(Case("cli", "sweep -j %s" % (v[:8] + ("..." if len(v) > 8 else "")),
-                      sw + ["-j", v], frags=["-j" if False else "jobs"]))
+                      sw + ["-j", v], frags=["jobs"]))
     for v in ("0", "-1", "nan", "inf", "1e400", "604801", "x", "", "-0"):
         for sub in (SMALL_RUN, sw, ["replay", "s.stream"]):
             c.append(Case("cli", "%s --timeout %s" % (sub[0], v or "''"),
@@ -964,6 +963,16 @@ def output_cases():
                   check=all_checks(is_link_to("link", "target"), csv_rows("target", 2))))
     c.append(Case("output", "sweep --csv over an existing file", sw + ["--csv", "s.csv"],
                   setup=writer("s.csv", "old\n"), expect="accept", check=csv_rows("s.csv", 2)))
+    c.append(Case("output", "sweep --csv figures equal run --json exactly",
+                  ["sweep", "gqa-decode", "--param", "context=1000", "--csv", "s.csv"],
+                  expect="accept", check=csv_matches_run("s.csv", "gqa-decode", "context=1000")))
+    for opt in OUTPUT_KINDS:
+        c.append(Case("output", "%s to a missing directory fails before a long run" % opt,
+                      ["run", "gqa-decode", "--param", "context=16777216", opt, "nodir/x",
+                       "--timeout", "5"],
+                      exits=(1,), frags=["nodir/x", "No such file"],
+                      note="with --timeout 5: an output opened only after the run would time out "
+                           "and lack the path (README: outputs are opened before the simulation)"))
     c.append(Case("output", "failed run still fails fast on /dev/full",
                   ["run", "softmax-merge", "--param", "tiles=0", "--oplog", "/dev/full"],
                   exits=(1, 2), frags=["tiles"],
@@ -981,6 +990,48 @@ def csv_rows(name, n):
         if len(lines) != n + 1:
             return False, "%s has %d lines, expected %d" % (name, len(lines), n + 1)
         return True, "%s has a header and %d rows" % (name, n)
+    return check
+
+
+def flatten(doc, prefix=""):
+    out = {}
+    for k, v in doc.items():
+        if isinstance(v, dict):
+            out.update(flatten(v, prefix + k + "."))
+        else:
+            out[prefix + k] = v
+    return out
+
+
+def csv_matches_run(name, bench, param):
+    """The sweep CSV row of one point holds the same figures, exactly, as
+    `run --json` of that point (README: the CSV "writes every figure")."""
+    def check(ctx):
+        import csv
+        with open(os.path.join(ctx["dir"], name), newline="") as f:
+            rows = list(csv.DictReader(f))
+        r = subprocess.run([ctx["binary"], "run", bench, "--param", param, "--json", "ref.json"],
+                           cwd=ctx["dir"], capture_output=True, timeout=120)
+        if r.returncode != 0:
+            return False, "reference run failed"
+        with open(os.path.join(ctx["dir"], "ref.json")) as f:
+            figures = flatten(json.load(f)["figures"])
+        os.unlink(os.path.join(ctx["dir"], "ref.json"))
+        if len(rows) != 1:
+            return False, "%d rows" % len(rows)
+        diff = []
+        for k, v in figures.items():
+            cell = rows[0].get(k)
+            if cell is None:
+                diff.append("%s missing" % k)
+            elif isinstance(v, (int, float)) and not isinstance(v, bool):
+                if float(cell) != float(v):
+                    diff.append("%s: %s vs %r" % (k, cell, v))
+            elif str(v) != cell:
+                diff.append("%s: %s vs %r" % (k, cell, v))
+        if diff:
+            return False, "CSV differs from run --json: " + "; ".join(diff[:3])
+        return True, "all %d figures equal run --json exactly" % len(figures)
     return check
 
 
@@ -1161,7 +1212,7 @@ class Runner:
         err_path = os.path.join(logs, "%03d.err" % idx)
         argv = [a.encode("utf-8", "surrogateescape") for a in [self.binary] + case.args]
         cmd = [a.encode() for a in self.prefix] + argv
-        ctx = {"dir": d, "baseline": self.baseline}
+        ctx = {"dir": d, "baseline": self.baseline, "binary": self.binary}
         log = []
         t0 = time.monotonic()
         with open(out_path, "wb") as fo, open(err_path, "wb") as fe, \
@@ -1407,15 +1458,14 @@ def main():
     try:
         # a private copy: the binary under test cannot change (be rebuilt)
         # in the middle of the campaign
-        binary = copy_binary(binary, work)
-        runner = Runner(binary, a.timeout, work)
+        runner = Runner(copy_binary(binary, work), a.timeout, work)
         print("%3s  %-22s %-16s %-48s %5s %7s %7s  %s" % (
             "#", "verdict", "family", "case", "exit", "wall s", "MiB", "stderr (first line)"))
         for i, case in enumerate(cases, 1):
             rec = runner.run(i, case)
             records.append(rec)
             print("%3d  %-22s %-16s %-48s %5s %7.2f %7s  %s" % (
-                i, rec["verdict"], rec["family"][:16], rec["case"][:48],
+                i, rec["verdict"], rec["family"][:16], rec["case"].replace("\n", "\\n")[:48],
                 rec["signal"] or rec["exit"], rec["wall_s"],
                 "-" if rec["peak_rss_mib"] is None else "%.0f" % rec["peak_rss_mib"],
                 rec["stderr_first_line"][:100]), flush=True)
@@ -1434,8 +1484,9 @@ def main():
         print()
         print("every case other than \"clean error\":")
         for r in odd:
-            print("  #%d [%s] %s / %s: %s" % (r["id"], r["verdict"], r["family"], r["case"],
-                                             r["notes"] or r["stderr_first_line"][:120]))
+            print("  #%d [%s] %s / %s: %s" % (r["id"], r["verdict"], r["family"],
+                                             r["case"].replace("\n", "\\n"),
+                                             (r["notes"] or r["stderr_first_line"][:120]).replace("\n", "\\n")))
             if r["verdict"] != ACCEPTED:
                 print("      $ %s" % r["command"][:200])
                 if r["stderr_first_line"]:
