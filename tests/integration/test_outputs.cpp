@@ -465,6 +465,28 @@ TEST(OutputsSignals, StoppedChildFailsTheRunInsteadOfHanging) {
   EXPECT_EQ(entries(dir.file("")), std::vector<std::string>{});
 }
 
+// A child ended by a signal fails the run naming the signal, whether it
+// died of it (SIGKILL) or its handler exited 128 + N (SIGTERM).
+TEST(OutputsSignals, ChildEndedBySignalNamesTheSignal) {
+  const std::pair<int, const char*> cases[] = {{SIGTERM, "run ended by signal SIGTERM"},
+                                               {SIGKILL, "run ended by signal SIGKILL"},
+                                               {SIGSEGV, "run crashed: signal SIGSEGV"}};
+  for (const auto& [sig, text] : cases) {
+    TempDir io;
+    const Spawned k = spawn(long_run("run", {}), io);
+    std::vector<pid_t> kids;
+    ASSERT_TRUE(eventually([&] { return (kids = children_of(k.pid)).size() == 1; }));
+    ASSERT_EQ(kill(kids[0], sig), 0);
+    const int status = wait_for(k.pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << status;
+    const std::string err = read_file(k.err_path);
+    EXPECT_THAT(err, HasSubstr(text));
+    EXPECT_THAT(err, Not(HasSubstr("without a result")));
+    EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+    EXPECT_TRUE(group_empty(k.pid));
+  }
+}
+
 // SIGKILL cannot be forwarded: the child dies with its parent
 // (PR_SET_PDEATHSIG) and still removes its temporary.
 TEST(OutputsSignals, ChildDiesWithAKilledParent) {
