@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -471,6 +472,8 @@ TEST(OutputsSignals, ChildEndedBySignalNamesTheSignal) {
   const std::pair<int, const char*> cases[] = {{SIGTERM, "run ended by signal SIGTERM"},
                                                {SIGKILL, "run ended by signal SIGKILL"},
                                                {SIGSEGV, "run crashed: signal SIGSEGV"}};
+  const rlimit no_core{0, 0};  // the crash leaves no core file
+  ASSERT_EQ(setrlimit(RLIMIT_CORE, &no_core), 0);
   for (const auto& [sig, text] : cases) {
     TempDir io;
     const Spawned k = spawn(long_run("run", {}), io);
