@@ -1,4 +1,5 @@
 // The built-in benches.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -83,6 +84,16 @@ void check_elements(const BenchParams& p, const char* tensor,
   }
 }
 
+// Loops step through `total` by `step` (tiles, KV tiles): total + step must
+// not overflow int64, or the index wraps and the loop never ends.
+void check_step(const BenchParams& p, const char* total_name, int64_t total, const char* step_name, int64_t step) {
+  if (total > std::numeric_limits<int64_t>::max() - step) {
+    throw BenchError("bench '" + p.bench() + "' parameters " + total_name + "=" + std::to_string(total) + ", " +
+                     step_name + "=" + std::to_string(step) + ": expected " + total_name + " + " + step_name +
+                     " at most 2^63 - 1");
+  }
+}
+
 const Component kShown[] = {Component::kPeCpu, Component::kPeDma, Component::kPeGemm,
                             Component::kPeMath, Component::kPeTcm};
 
@@ -105,6 +116,9 @@ GemmShape gemm_shape(const BenchParams& p) {
   s.tile_n = p.integer("tile_n");
   s.tile_k = p.integer("tile_k");
   check_gemm_elements(p, s.m, s.n, s.k);
+  check_step(p, "m", s.m, "tile_m", s.tile_m);
+  check_step(p, "n", s.n, "tile_n", s.tile_n);
+  check_step(p, "k", s.k, "tile_k", s.tile_k);
   return s;
 }
 
@@ -164,7 +178,15 @@ KB_REGISTER_BENCH(Bench{
      {"tile_k", "64", "K chunk of async_tiled"}},
     [](const BenchParams& p, const PeConfig&) {
       Launches out;
-      for (int64_t k : p.integers("ks")) {
+      const std::vector<int64_t> ks = p.integers("ks");
+      for (size_t i = 0; i < ks.size(); ++i) {
+        // Launches and figures are keyed by K.
+        if (std::find(ks.begin(), ks.begin() + std::ptrdiff_t(i), ks[i]) != ks.begin() + std::ptrdiff_t(i)) {
+          throw BenchError("bench '" + p.bench() + "' parameter ks=" + p.text("ks") + ": K " +
+                           std::to_string(ks[i]) + " is listed twice; expected distinct values");
+        }
+      }
+      for (int64_t k : ks) {
         GemmShape s;
         s.m = p.integer("m");
         s.n = p.integer("n");
@@ -172,6 +194,7 @@ KB_REGISTER_BENCH(Bench{
         s.dtype = p.dtype("dtype");
         s.tile_k = p.integer("tile_k");
         check_gemm_elements(p, s.m, s.n, s.k);
+        check_step(p, "k", s.k, "tile_k", s.tile_k);
         using Fn = void (*)(Tl&, const GemmShape&, const GemmTensors&);
         const std::pair<const char*, Fn> variants[] = {
             {"composite", gemm_composite}, {"async_full", gemm_async_full}, {"async_tiled", gemm_async_tiled}};
@@ -272,9 +295,12 @@ GqaShape gqa_shape(const BenchParams& p) {
   check_elements(p, "K", {{"kv_heads", s.kv_heads}, {"context", s.context}, {"head_dim", s.head_dim}});
   check_elements(p, "S", {{"q_heads", s.q_heads}, {"kv_tile", s.kv_tile}});
   // The kernel steps through the context by kv_tile.
-  if (s.context > std::numeric_limits<int64_t>::max() - s.kv_tile) {
-    throw BenchError("bench '" + p.bench() + "' parameters context=" + std::to_string(s.context) +
-                     ", kv_tile=" + std::to_string(s.kv_tile) + ": expected context + kv_tile at most 2^63 - 1");
+  check_step(p, "context", s.context, "kv_tile", s.kv_tile);
+  // Checked here, before any run, as bad input (exit 2); gqa_inputs checks
+  // it again for kernels called directly.
+  if (s.q_heads % s.kv_heads != 0) {
+    throw BenchError("bench '" + p.bench() + "' parameters q_heads=" + std::to_string(s.q_heads) +
+                     ", kv_heads=" + std::to_string(s.kv_heads) + ": expected q_heads a multiple of kv_heads");
   }
   return s;
 }

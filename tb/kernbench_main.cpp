@@ -1,6 +1,7 @@
 // kernbench: run benches on the PE model, sweep them over configuration keys
 // and bench parameters, record and replay command streams, check goldens,
 // print the effective configuration.
+#include <dirent.h>
 #include <unistd.h>
 
 #include <charconv>
@@ -9,13 +10,16 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <limits>
+#include <optional>
 #include <sstream>
 
 #include <CLI/CLI.hpp>
 
 #include "models/config/pe_config.h"
+#include "models/util/checked.h"
 #include "models/util/output_file.h"
 #include "tb/bench_registry.h"
 #include "tb/command_stream.h"
@@ -52,9 +56,20 @@ std::unique_ptr<kb::OutputFile> open_output(const std::string& path, const char*
   return path.empty() ? nullptr : std::make_unique<kb::OutputFile>(path, what);
 }
 
-// A user's value in a message, cut short.
+// A user's value in a message, cut short and on one line (control
+// characters and bytes from 0x7f escaped as \xNN).
 std::string shown(const std::string& s) {
-  return s.size() <= 40 ? s : s.substr(0, 40) + "... (" + std::to_string(s.size()) + " characters)";
+  std::string out;
+  for (size_t i = 0; i < s.size() && i < 40; ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c < 0x7f) {
+      out += char(c);
+    } else {
+      static const char kHex[] = "0123456789abcdef";
+      out += std::string("\\x") + kHex[c >> 4] + kHex[c & 15];
+    }
+  }
+  return s.size() <= 40 ? out : out + "... (" + std::to_string(s.size()) + " characters)";
 }
 
 // Whole-number options. CLI11's own range check prints the type's limits
@@ -269,14 +284,41 @@ class Progress {
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
+// The most points a sweep runs. Each point is a forked simulation and its
+// specification is built before the first run starts, so the grid is
+// bounded before anything of it is (issue 11: 2000 x 2000 points took 3.3 GB
+// and died of std::bad_alloc).
+constexpr uint64_t kMaxSweepPoints = 10000;
+
 int cmd_sweep(const std::string& name, const std::string& config,
               const std::vector<std::string>& sets, const std::vector<std::string>& axes_text,
               const std::string& csv, int jobs, double timeout) {
   auto& registry = kb::BenchRegistry::instance();
   const kb::Bench& bench = registry.get(name);
   std::vector<Axis> axes;
-  for (const std::string& t : axes_text) axes.push_back(parse_axis(t));
+  for (const std::string& t : axes_text) {
+    axes.push_back(parse_axis(t));
+    for (size_t i = 0; i + 1 < axes.size(); ++i) {
+      if (axes[i].key == axes.back().key) {
+        throw kb::BenchError("--param " + shown(t) + ": axis '" + shown(axes.back().key) +
+                             "' is given twice; expected each key once");
+      }
+    }
+  }
   if (axes.empty()) throw kb::BenchError("sweep needs at least one --param KEY=V1,V2,...");
+  {
+    std::string grid;
+    std::optional<uint64_t> count = 1;
+    for (const Axis& a : axes) {
+      grid += (grid.empty() ? "" : " x ") + shown(a.key) + " (" + std::to_string(a.values.size()) + " values)";
+      if (count) count = kb::checked_mul(*count, a.values.size());
+    }
+    if (!count || *count > kMaxSweepPoints) {
+      throw kb::BenchError("sweep grid " + grid + " has " +
+                           (count ? std::to_string(*count) : std::string("more than 2^64")) +
+                           " points; expected at most " + std::to_string(kMaxSweepPoints));
+    }
+  }
 
   // Every point of the cartesian product, first axis slowest.
   std::vector<std::vector<std::string>> points{{}};
@@ -297,7 +339,9 @@ int cmd_sweep(const std::string& name, const std::string& config,
     for (size_t i = 0; i < axes.size(); ++i) {
       (axes[i].config ? point_sets : point_params).push_back(axes[i].key + "=" + point[i]);
     }
-    cfgs.push_back(kb::load_pe_config(config, point_sets));
+    // The config file is read again only when a point changes a key.
+    const bool config_axis = point_sets.size() > sets.size();
+    cfgs.push_back(config_axis || cfgs.empty() ? kb::load_pe_config(config, point_sets) : cfgs.back());
     params.push_back(registry.params(bench, point_params));
     kb::RunSpec spec;
     spec.config = cfgs.back();
@@ -384,6 +428,17 @@ int cmd_sweep(const std::string& name, const std::string& config,
 
 int cmd_goldens(bool update, const std::string& dir, int jobs) {
   const auto& benches = kb::BenchRegistry::instance().all();
+  // A folder that cannot be read is one error before any run, not a
+  // "cannot open" difference per bench. (--update: each golden file is
+  // opened below, and an unwritable one is a failed output, exit 1.)
+  if (!update) {
+    DIR* d = opendir(dir.c_str());
+    if (!d) {
+      throw kb::BenchError("goldens --dir '" + shown(dir) + "': cannot read the golden folder: " +
+                           std::strerror(errno));
+    }
+    closedir(d);
+  }
   std::vector<kb::RunSpec> specs;
   for (const kb::Bench& b : benches) specs.push_back(kb::golden_spec(b));
   // --update: every golden file opened before the runs, and none replaced
@@ -501,7 +556,8 @@ int main(int argc, char** argv) {
   sweep->add_option("--param", params,
                     "an axis: a configuration key (pe.attrs....) or a bench parameter with its "
                     "values, e.g. pe.attrs.pe_cost_model.byte_cycles_recip=0.25,0.0625 or "
-                    "context=1024,4096 (repeatable: the grid is their product)")
+                    "context=1024,4096 (repeatable: the grid is their product, at most 10000 points; "
+                    "each key once)")
       ->type_name("KEY=V1,V2,...")
       ->required();
   sweep->add_option("--csv", csv, "write every figure of every point as CSV");
@@ -529,7 +585,8 @@ int main(int argc, char** argv) {
       "goldens", "compare every bench at its defaults with its golden figures (exit 1 on a "
                  "difference), or regenerate them with --update");
   goldens->add_flag("--update", update, "rewrite the golden files from fresh runs");
-  goldens->add_option("--dir", golden_dir, "golden directory (default tests/goldens)");
+  goldens->add_option("--dir", golden_dir,
+                      "golden directory (default tests/goldens); one that cannot be read is bad input (exit 2)");
   goldens->add_option("-j,--jobs", jobs, "runs at once (default: the number of cores)")
       ->check(whole_number(1, kb::kMaxJobs));
 
@@ -550,6 +607,24 @@ int main(int argc, char** argv) {
                    "run only the workloads whose name contains TEXT, e.g. 'opt2' or 'opt3, context 131072' "
                    "(for profiling); the ceiling always runs");
 
+  // CLI11 takes an unknown first word for a missing subcommand ("A
+  // subcommand is required"): name the word and the subcommands instead.
+  {
+    std::string names;
+    bool known = false;
+    const std::string first = argc > 1 ? argv[1] : "";
+    for (const CLI::App* sub : app.get_subcommands({})) {
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+      known = known || sub->get_name() == first;
+    }
+    if (first.empty() || first[0] != '-' || first == "-") {
+      if (!known) {
+        std::cerr << "kernbench: " << (argc > 1 ? "unknown subcommand '" + shown(first) + "'" : std::string("a subcommand is required"))
+                  << "; expected one of: " << names << " (see kernbench --help)\n";
+        return kExitBadInput;
+      }
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -782,6 +782,22 @@ bool check_child(Child& c) {
   return false;
 }
 
+// "SIGTERM (Terminated)"; "signal N" for a number without a name.
+std::string signal_text(int sig) {
+  const char* name = sigabbrev_np(sig);
+  const char* what = strsignal(sig);
+  return name ? "SIG" + std::string(name) + (what ? " (" + std::string(what) + ")" : "")
+              : "signal " + std::to_string(sig);
+}
+
+// N when `exit_status` is 128 + N for a signal whose handler in the child
+// exits so (on_child_signal), else 0.
+int forwarded_signal_of(int exit_status) {
+  for (int sig : kForwardedSignals)
+    if (exit_status == 128 + sig) return sig;
+  return 0;
+}
+
 struct Outcome {
   std::unique_ptr<ResultReader> reader;  // the result, when both errors are empty
   std::string error;       // no result: why
@@ -796,8 +812,15 @@ void finish(Child& c, Outcome& o) {
   } else {
     while (!c.reaped) wait_child(c, 0);
     const int status = c.status;
+    const int forwarded = WIFEXITED(status) ? forwarded_signal_of(WEXITSTATUS(status)) : 0;
     if (WIFSIGNALED(status)) {
-      o.error = "run crashed: " + std::string(strsignal(WTERMSIG(status)));
+      const int sig = WTERMSIG(status);
+      const bool crash = sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL || sig == SIGABRT ||
+                         sig == SIGTRAP || sig == SIGSYS;
+      o.error = (crash ? "run crashed: signal " : "run ended by signal ") + signal_text(sig);
+    } else if (forwarded) {
+      // The child's handler exits 128 + N after removing its temporaries.
+      o.error = "run ended by signal " + signal_text(forwarded);
     } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !c.received) {
       o.error = "run ended without a result (exit status " +
                 std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + ")";

@@ -251,14 +251,53 @@ std::string suggestion(const std::string& name,
   throw ConfigError(source + ": " + what);
 }
 
-// Text from the input as it appears in a message: at most kShown bytes (cut
-// at a character boundary), so that a 1 MiB value is not echoed whole.
+// Length of the UTF-8 sequence starting at text[i] if it is well formed
+// and complete, else 0.
+size_t utf8_length(const std::string& text, size_t i) {
+  const auto byte = [&](size_t j) { return static_cast<unsigned char>(text[j]); };
+  const unsigned char b = byte(i);
+  const size_t n = b >= 0xF0 && b <= 0xF4 ? 4 : b >= 0xE0 ? 3 : b >= 0xC2 && b <= 0xDF ? 2 : 0;
+  if (n == 0 || i + n > text.size()) return 0;
+  for (size_t j = i + 1; j < i + n; ++j) {
+    if ((byte(j) & 0xC0) != 0x80) return 0;
+  }
+  return n;
+}
+
+// Text from the input as it appears in a message: one line (control
+// characters and bytes that are not UTF-8 escaped as \n, \t, \r, \xNN) of
+// at most kShown input bytes (cut at a character boundary), so that a 1 MiB
+// value is not echoed whole and a value cannot forge lines of its own.
 constexpr size_t kShown = 60;
 std::string cut(const std::string& text) {
-  if (text.size() <= kShown) return text;
-  size_t n = kShown;
-  while (n > 0 && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80) --n;  // UTF-8 continuation
-  return text.substr(0, n) + "... (" + std::to_string(text.size()) + " bytes)";
+  std::string out;
+  size_t i = 0;
+  while (i < text.size() && i < kShown) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x20 && c < 0x7F) {
+      out += char(c);
+      ++i;
+    } else if (const size_t n = c >= 0x80 ? utf8_length(text, i) : 0) {
+      if (i + n > kShown) break;  // not half a character
+      out.append(text, i, n);
+      i += n;
+    } else {
+      static const char kHex[] = "0123456789abcdef";
+      out += c == '\n' ? "\\n" : c == '\t' ? "\\t" : c == '\r' ? "\\r"
+                                                        : std::string("\\x") + kHex[c >> 4] + kHex[c & 15];
+      ++i;
+    }
+  }
+  if (i < text.size()) out += "... (" + std::to_string(text.size()) + " bytes)";
+  return out;
+}
+
+// At most kListed names, then how many more and where the whole list is.
+constexpr size_t kListed = 10;
+std::string join_some(const std::vector<std::string>& names) {
+  if (names.size() <= kListed) return join(names);
+  return join(std::vector<std::string>(names.begin(), names.begin() + kListed)) + ", ... (" +
+         std::to_string(names.size() - kListed) + " more; see kernbench run --help)";
 }
 
 // Appends `node` in one-line flow style, stopping soon after `out` reaches
@@ -297,7 +336,8 @@ std::string describe(const YAML::Node& node) {
   if (node.IsSequence() || node.IsMap()) {
     std::string text;
     render(node, text, kShown);
-    if (text.size() > kShown) text = text.substr(0, kShown - 3) + "...";
+    if (text.size() > kShown) text = cut(text.substr(0, kShown - 3)) + "...";
+    else text = cut(text);
     return std::string(node.IsMap() ? "a map " : "a sequence ") + text;
   }
   return "nothing (null)";
@@ -581,7 +621,7 @@ class FileLoader {
         fail(at(key), "unknown key '" + cut(full) + "'" +
                           suggestion(key.Scalar(), valid) + "; valid keys " +
                           (path.empty() ? "at top level" : "under '" + path + "'") +
-                          ": " + join(valid));
+                          ": " + join_some(valid));
       }
     }
   }
@@ -632,7 +672,7 @@ void apply_set(const std::string& set, PeConfig& cfg) {
   if (!e && key.size() > kMaxKeyChars) fail(source, "unknown key '" + cut(key) + "'");
   if (!e && !key.empty() && is_block(key)) {
     fail(source, "key '" + key + "' is a block, not a value; set one of: " +
-                     join(leaves(key)));
+                     join_some(leaves(key)));
   }
   if (!e) {
     // List the keys under the deepest block the typo still matches.
@@ -641,8 +681,8 @@ void apply_set(const std::string& set, PeConfig& cfg) {
       size_t dot = block.rfind('.');
       block = dot == std::string::npos ? "" : block.substr(0, dot);
     }
-    fail(source, "unknown key '" + key + "'" + suggestion(key, leaves("")) +
-                     "; valid keys: " + join(leaves(block)));
+    fail(source, "unknown key '" + cut(key) + "'" + suggestion(key, leaves("")) +
+                     "; valid keys: " + join_some(leaves(block)));
   }
   YAML::Node value;
   try {

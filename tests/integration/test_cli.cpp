@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -252,6 +253,118 @@ TEST(Cli, BadParamUnknownName) {
 
 TEST(Cli, BadParamNotANumber) {
   expect_bad_input(run_cli({"run", kBench, "--param", "m=abc"}), {"m=abc", "integer"});
+}
+
+// ---- issue 11: clear errors from the hostile-input campaign ------------------
+
+// An unknown first word is named, with the subcommands (CLI11 alone said
+// only "A subcommand is required").
+TEST(Cli, UnknownSubcommandIsNamedWithTheSubcommands) {
+  const char kList[] = "; expected one of: list, run, sweep, replay, config, goldens, perf (see kernbench --help)\n";
+  const CliResult r = run_cli({"frobnicate"});
+  EXPECT_EQ(r.exit_code, kExitBadInput);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "kernbench: unknown subcommand 'frobnicate'" + std::string(kList));
+  const CliResult none = run_cli({});
+  EXPECT_EQ(none.exit_code, kExitBadInput);
+  EXPECT_EQ(none.err, "kernbench: a subcommand is required" + std::string(kList));
+  // Control characters in the word are escaped: the message stays one line.
+  const CliResult nl = run_cli({"run\nx"});
+  EXPECT_EQ(nl.exit_code, kExitBadInput);
+  EXPECT_EQ(nl.err, "kernbench: unknown subcommand 'run\\x0ax'" + std::string(kList));
+}
+
+// Bench parameter constraints are bad input (exit 2) found before any run:
+// nothing printed on stdout, no --json written.
+TEST(Cli, BenchParameterConstraintsAreBadInputBeforeTheRun) {
+  TempDir dir;
+  const std::string json = dir.file("out.json");
+  const std::string max = std::to_string(std::numeric_limits<int64_t>::max() - 10);
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"gqa-decode", "--param", "q_heads=3"},
+       "bench 'gqa-decode' parameters q_heads=3, kv_heads=8: expected q_heads a multiple of kv_heads"},
+      {{"gqa-decode", "--param", "kv_heads=5", "--param", "q_heads=12"},
+       "bench 'gqa-decode' parameters q_heads=12, kv_heads=5: expected q_heads a multiple of kv_heads"},
+      {{"gemm-tiled-single-op", "--param", "m=" + max, "--param", "k=1", "--param", "n=1", "--param", "tile_m=64"},
+       "bench 'gemm-tiled-single-op' parameters m=" + max + ", tile_m=64: expected m + tile_m at most 2^63 - 1"},
+      {{"gemm-async-vs-composite", "--param", "ks=" + max, "--param", "m=1", "--param", "n=1"},
+       "bench 'gemm-async-vs-composite' parameters k=" + max + ", tile_k=64: expected k + tile_k at most 2^63 - 1"},
+      {{"gemm-async-vs-composite", "--param", "ks=512,1024,512"},
+       "bench 'gemm-async-vs-composite' parameter ks=512,1024,512: K 512 is listed twice; expected distinct "
+       "values"},
+  };
+  for (const auto& [args, message] : cases) {
+    std::vector<std::string> a = {"run"};
+    a.insert(a.end(), args.begin(), args.end());
+    a.insert(a.end(), {"--json", json});
+    const CliResult r = run_cli(a);
+    EXPECT_EQ(r.exit_code, kExitBadInput) << r.err;
+    EXPECT_EQ(r.out, "");
+    EXPECT_EQ(r.err, "kernbench: " + message + "\n");
+    EXPECT_FALSE(fs::exists(json));
+  }
+  // In a sweep every point is checked before the first runs: no CSV, no row.
+  const std::string csv = dir.file("s.csv");
+  const CliResult sweep = run_cli({"sweep", "gqa-decode", "--param", "q_heads=32,3", "--csv", csv});
+  EXPECT_EQ(sweep.exit_code, kExitBadInput);
+  EXPECT_EQ(sweep.out, "");
+  EXPECT_EQ(sweep.err,
+            "kernbench: bench 'gqa-decode' parameters q_heads=3, kv_heads=8: expected q_heads a multiple of kv_heads\n");
+  EXPECT_FALSE(fs::exists(csv));
+}
+
+// A sweep grid is bounded before it is built (2000 x 2000 points died of
+// std::bad_alloc at 3.3 GB).
+TEST(Cli, SweepGridIsBoundedBeforeItIsBuilt) {
+  TempDir dir;
+  const std::string csv = dir.file("s.csv");
+  auto values = [](int n) {
+    std::string s;
+    for (int i = 1; i <= n; ++i) s += (i > 1 ? "," : "") + std::to_string(i);
+    return s;
+  };
+  const CliResult big = run_cli({"sweep", "softmax-merge", "--param", "tiles=" + values(2000), "--param",
+                                 "heads=" + values(2000), "--csv", csv});
+  EXPECT_EQ(big.exit_code, kExitBadInput);
+  EXPECT_EQ(big.out, "");
+  EXPECT_EQ(big.err,
+            "kernbench: sweep grid tiles (2000 values) x heads (2000 values) has 4000000 points; expected at most "
+            "10000\n");
+  EXPECT_FALSE(fs::exists(csv));
+  // One point over the limit; the limit itself is not refused for its size
+  // (its first point's bad value is what fails).
+  EXPECT_THAT(run_cli({"sweep", "softmax-merge", "--param", "tiles=" + values(10001)}).err,
+              HasSubstr("tiles (10001 values) has 10001 points; expected at most 10000"));
+  const CliResult at_limit =
+      run_cli({"sweep", "softmax-merge", "--param", "tiles=" + values(100), "--param", "heads=0," + values(99)});
+  EXPECT_EQ(at_limit.exit_code, kExitBadInput);
+  EXPECT_THAT(at_limit.err, HasSubstr("heads=0: expected a positive integer"));
+  // A product beyond 64 bits is said so, not wrapped to a small count.
+  std::vector<std::string> many = {"sweep", "softmax-merge"};
+  for (int i = 0; i < 65; ++i) many.insert(many.end(), {"--param", "a" + std::to_string(i) + "=1,2"});
+  const CliResult wrapped = run_cli(many);
+  EXPECT_EQ(wrapped.exit_code, kExitBadInput);
+  EXPECT_THAT(wrapped.err, HasSubstr("has more than 2^64 points; expected at most 10000"));
+  // A key given as two axes.
+  expect_bad_input(run_cli({"sweep", "softmax-merge", "--param", "tiles=1", "--param", "tiles=2"}),
+                   {"--param tiles=2: axis 'tiles' is given twice; expected each key once"});
+}
+
+// A golden folder that cannot be read is one error on stderr, before any
+// run, not a "cannot open" difference per bench on stdout.
+TEST(Cli, GoldensUnreadableFolderIsOneError) {
+  TempDir dir;
+  const std::string missing = dir.file("nope");
+  const CliResult r = run_cli({"goldens", "--dir", missing});
+  EXPECT_EQ(r.exit_code, kExitBadInput);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "kernbench: goldens --dir '" + missing +
+                       "': cannot read the golden folder: No such file or directory\n");
+  const std::string file = dir.file("file");
+  write_file(file, "{}");
+  const CliResult f = run_cli({"goldens", "--dir", file});
+  EXPECT_EQ(f.exit_code, kExitBadInput);
+  EXPECT_EQ(f.err, "kernbench: goldens --dir '" + file + "': cannot read the golden folder: Not a directory\n");
 }
 
 // ---- run ----------------------------------------------------------------------

@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -463,6 +464,30 @@ TEST(OutputsSignals, StoppedChildFailsTheRunInsteadOfHanging) {
   EXPECT_THAT(read_file(k.err_path), HasSubstr("stopped by SIGSTOP and would never finish, so it was ended"));
   EXPECT_TRUE(group_empty(k.pid));
   EXPECT_EQ(entries(dir.file("")), std::vector<std::string>{});
+}
+
+// A child ended by a signal fails the run naming the signal, whether it
+// died of it (SIGKILL) or its handler exited 128 + N (SIGTERM).
+TEST(OutputsSignals, ChildEndedBySignalNamesTheSignal) {
+  const std::pair<int, const char*> cases[] = {{SIGTERM, "run ended by signal SIGTERM"},
+                                               {SIGKILL, "run ended by signal SIGKILL"},
+                                               {SIGSEGV, "run crashed: signal SIGSEGV"}};
+  const rlimit no_core{0, 0};  // the crash leaves no core file
+  ASSERT_EQ(setrlimit(RLIMIT_CORE, &no_core), 0);
+  for (const auto& [sig, text] : cases) {
+    TempDir io;
+    const Spawned k = spawn(long_run("run", {}), io);
+    std::vector<pid_t> kids;
+    ASSERT_TRUE(eventually([&] { return (kids = children_of(k.pid)).size() == 1; }));
+    ASSERT_EQ(kill(kids[0], sig), 0);
+    const int status = wait_for(k.pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << status;
+    const std::string err = read_file(k.err_path);
+    EXPECT_THAT(err, HasSubstr(text));
+    EXPECT_THAT(err, Not(HasSubstr("without a result")));
+    EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+    EXPECT_TRUE(group_empty(k.pid));
+  }
 }
 
 // SIGKILL cannot be forwarded: the child dies with its parent

@@ -50,6 +50,7 @@ static void PrintTo(const PeConfig& c, std::ostream* os) {
 namespace {
 
 using testing::HasSubstr;
+using testing::Not;
 
 const std::string kData = "tests/data/config/";
 
@@ -406,6 +407,55 @@ TEST(PeConfigErrors, SetUnknownKey) {
   // A block is not a value.
   EXPECT_THAT(error_of("", {"pe.attrs.tile=32"}),
               HasSubstr("--set pe.attrs.tile=32: key 'pe.attrs.tile' is a block"));
+}
+
+// A long list of valid keys is cut to the first ten, saying how many more
+// and where they all are; the did-you-mean suggestion stays (issue 11).
+TEST(PeConfigErrors, SetUnknownKeyListsAtMostTenKeys) {
+  std::vector<std::string> under_attrs, all;
+  for (const ConfigKeyInfo& k : pe_config_keys()) {
+    all.push_back(k.key);
+    if (k.key.rfind("pe.attrs.", 0) == 0) under_attrs.push_back(k.key);
+  }
+  ASSERT_GT(under_attrs.size(), 10u);
+  auto first_ten = [](const std::vector<std::string>& keys) {
+    std::string s;
+    for (size_t i = 0; i < 10; ++i) s += keys[i] + ", ";
+    return s;
+  };
+  EXPECT_EQ(error_of("", {"pe.attrs.clock_freq_ghzz=1"}),
+            "--set pe.attrs.clock_freq_ghzz=1: unknown key 'pe.attrs.clock_freq_ghzz' (did you mean "
+            "'pe.attrs.clock_freq_ghz'?); valid keys: " +
+                first_ten(under_attrs) + "... (" + std::to_string(under_attrs.size() - 10) +
+                " more; see kernbench run --help)");
+  // No block matches: the list is of every key, cut the same way.
+  EXPECT_EQ(error_of("", {"frobnicate=1"}),
+            "--set frobnicate=1: unknown key 'frobnicate'; valid keys: " + first_ten(all) + "... (" +
+                std::to_string(all.size() - 10) + " more; see kernbench run --help)");
+  // A block named as a key: the same.
+  EXPECT_THAT(error_of("", {"pe.attrs=1"}),
+              HasSubstr("key 'pe.attrs' is a block, not a value; set one of: " + first_ten(under_attrs) + "... (" +
+                        std::to_string(under_attrs.size() - 10) + " more; see kernbench run --help)"));
+  // A short list is whole.
+  EXPECT_THAT(error_of("", {"pe.attrs.tile.q=1"}),
+              HasSubstr("valid keys: pe.attrs.tile.m, pe.attrs.tile.n, pe.attrs.tile.k"));
+  EXPECT_THAT(error_of("", {"pe.attrs.tile.q=1"}), Not(HasSubstr("more;")));
+}
+
+// User text echoed in a message is one line: control characters and bytes
+// that are not UTF-8 are escaped; UTF-8 text is kept (issue 11).
+TEST(PeConfigErrors, EchoedTextEscapesControlCharacters) {
+  const std::string msg = error_of("", {"pe.attrs.clock_freq_ghz=1\n---\n2"});
+  EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+  EXPECT_THAT(msg, HasSubstr("--set pe.attrs.clock_freq_ghz=1\\n---\\n2: key 'pe.attrs.clock_freq_ghz': "));
+  EXPECT_THAT(error_of("", {"pe.attrs.tile.m\t\r\x01\x7f\xff\xc3\xa9=1"}),
+              HasSubstr("unknown key 'pe.attrs.tile.m\\t\\r\\x01\\x7f\\xff\xc3\xa9'"));
+  // A character is never cut in half, nor is an escape counted as one byte.
+  const std::string msg2 = error_of("", {"pe.attrs.tile.m=" + std::string(59, 'x') + "\xc3\xa9"});
+  EXPECT_THAT(msg2, HasSubstr("got '" + std::string(59, 'x') + "... (61 bytes)'"));
+  const std::string file_msg = error_of("", {"pe.attrs.tile.m=[\"a\\nb\"]"});
+  EXPECT_EQ(file_msg.find('\n'), std::string::npos) << file_msg;
+  EXPECT_THAT(file_msg, HasSubstr("got a sequence [a\\nb]"));
 }
 
 TEST(PeConfigErrors, SetWithoutEquals) {
