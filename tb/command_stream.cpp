@@ -674,6 +674,8 @@ void replay_steps(Tl& tl, Stream& st, const Section& sec,
       const auto in_kernel = [&](const auto& f) {
         try {
           f();
+        } catch (const CommandFault&) {
+          throw;  // an earlier command failed meanwhile (a host fill drains)
         } catch (const KernelError& e) {
           throw KernelError("kernel '" + sec.name + "': " + e.what());
         }
