@@ -138,12 +138,8 @@ std::string describe_item(const std::string& kernel, uint64_t id, const Command&
 }
 }  // namespace
 
-// Emit time: a dispatch that would end past 2^64 ps even if it started now
-// fails here, before anything is queued (issue 11). Two compares on the
-// common path; the exact check only near the limit.
-void PeCpu::check_time(const Command& c, uint64_t charged_cycles, uint64_t id) const {
+void PeCpu::check_time_exact(const Command& c, uint64_t charged_cycles, uint64_t id) const {
   const uint64_t now = now_ps();
-  if (charged_cycles <= safe_cycles_ && now < kSafeStartPs) return;
   try {
     (void)clock_.delay_ps(now, charged_cycles);
   } catch (const TimeOverflow& e) {
@@ -153,11 +149,16 @@ void PeCpu::check_time(const Command& c, uint64_t charged_cycles, uint64_t id) c
 
 void PeCpu::fault_item(uint64_t id, uint64_t ticket, const Command& c, const std::string& what) {
   if (faulted_) return;
-  const CommandFault f(describe_item(current_ ? current_->kernel : "", id, c) + ": " + what, id,
-                       ticket);
+  raise(CommandFault(describe_item(current_ ? current_->kernel : "", id, c) + ": " + what, id, ticket));
+}
+
+// The kernel thread ends the launch (run()). From another process the
+// fault is thrown where the thread waits (SystemC throw_it: the thread runs
+// at once, then this process goes on).
+void PeCpu::raise(const CommandFault& f) {
   faulted_ = true;
   if (sc_core::sc_get_current_process_handle() == kernel_thread_) throw f;
-  kernel_thread_.throw_it(f);  // the kernel thread ends the launch (run())
+  kernel_thread_.throw_it(f);
 }
 
 void PeCpu::fault(uint64_t id, const char* cmd_type, const std::string& what) {
@@ -170,12 +171,9 @@ void PeCpu::fault(uint64_t id, const char* cmd_type, const std::string& what) {
     if (q.id == id) ticket = q.ticket;
   }
   const std::string kernel = current_ ? current_->kernel : "";
-  const CommandFault f("kernel '" + kernel + "', command #" + std::to_string(id) + " " + cmd_type +
-                           ": " + what,
-                       id, ticket);
-  faulted_ = true;
-  if (sc_core::sc_get_current_process_handle() == kernel_thread_) throw f;
-  kernel_thread_.throw_it(f);
+  raise(CommandFault("kernel '" + kernel + "', command #" + std::to_string(id) + " " + cmd_type +
+                         ": " + what,
+                     id, ticket));
 }
 
 void PeCpu::dispatch(Command&& c) {

@@ -16,6 +16,11 @@
 // see the PE's state: draining, host access, a full run-ahead queue, and a
 // kernel error (the launch ends once the earlier commands are written). The
 // op log and every time are those of dispatching one command at a time.
+//
+// A command that fails while it runs (a time past 2^64 ps, an engine's
+// error; PE_SCHEDULER reports those through fault()) fails the launch like a
+// kernel error: a CommandFault is raised in the kernel thread and the
+// simulation ends (issue 11). No exception leaves a SystemC method.
 #pragma once
 
 #include <cstdint>
@@ -156,7 +161,14 @@ class PeCpu : public sc_core::sc_module {
   void run();
   void finish_launch();
   void fault_item(uint64_t id, uint64_t ticket, const Command& c, const std::string& what);
-  void check_time(const Command& c, uint64_t charged_cycles, uint64_t id) const;
+  void raise(const CommandFault& f);
+  // Emit time: a dispatch that would end past 2^64 ps even if it started
+  // now fails before anything is queued (issue 11). Two compares on the
+  // common path; the exact check only near the limit.
+  void check_time(const Command& c, uint64_t charged_cycles, uint64_t id) const {
+    if (charged_cycles > safe_cycles_ || now_ps() >= kSafeStartPs) check_time_exact(c, charged_cycles, id);
+  }
+  void check_time_exact(const Command& c, uint64_t charged_cycles, uint64_t id) const;
   // The dispatch pipeline (methods; see the header comment).
   void enqueue(Command&& c, uint64_t id, uint64_t ticket, const DispatchCost& cost);
   void start_next();   // the head command starts dispatching, or the pipeline idles

@@ -296,14 +296,14 @@ void PeScheduler::log_stage(Engine e, const Stage& s, uint64_t start_ps) {
 }
 
 void PeScheduler::complete_issued(Engine e) {
-  const Stage& s = issued_[int(e)].r.f->plan.stage(issued_[int(e)].r.slot);
-  const uint64_t id = s.cmd_id;  // the plan may move on
-  const char* type = s.cmd_type;
   try {
     finish_issued(e);
   } catch (const std::exception& ex) {
     if (!on_fault_) throw;
-    fail(id, type, ex);
+    // Still the completed stage: issue() names its own stage if it fails,
+    // and its storage stays until another command is accepted.
+    const Stage* s = issued_[int(e)].ext->stage;
+    fail(s ? s->cmd_id : 0, s ? s->cmd_type : "stage", ex);
   }
 }
 
