@@ -622,11 +622,38 @@ Command with_handles(Command cmd, const std::function<Handle(Handle)>& h) {
   return cmd;
 }
 
+void replay_steps(Tl& tl, Stream& st, const Section& sec,
+                  std::vector<std::pair<uint64_t, size_t>>& by_id,
+                  std::vector<std::pair<uint64_t, size_t>>& by_ticket);
+
 // Replays section `index` of the stream. An error names the stream's file
 // and line, and the offending line; a kernel error keeps its class (the run
 // failed, exit status 1) and its message as a live kernel gets it.
 void replay(Tl& tl, Stream& st, size_t index) {
   const Section& sec = st.sections[index];
+  // A command can fail after its line was replayed (PE_CPU runs ahead): its
+  // ID or ticket (CommandFault) maps back to its step. Both grow in order.
+  std::vector<std::pair<uint64_t, size_t>> by_id, by_ticket;
+  const auto fault_step = [&](const CommandFault& f) -> const Step* {
+    const auto& v = f.cmd_id ? by_id : by_ticket;
+    const uint64_t key = f.cmd_id ? f.cmd_id : f.ticket;
+    const auto it = std::lower_bound(v.begin(), v.end(), std::make_pair(key, size_t(0)));
+    return it != v.end() && it->first == key ? &st.steps[it->second] : nullptr;
+  };
+  try {
+    replay_steps(tl, st, sec, by_id, by_ticket);
+    tl.cpu().drain();  // here, so that a late failure still finds its line
+  } catch (const CommandFault& f) {
+    const Step* s = fault_step(f);
+    if (!s) throw;
+    throw KernelError(st.source + ":" + std::to_string(s->line) + ": " + f.what() + " (" +
+                      shorten(st.line_text(*s)) + ")");
+  }
+}
+
+void replay_steps(Tl& tl, Stream& st, const Section& sec,
+                  std::vector<std::pair<uint64_t, size_t>>& by_id,
+                  std::vector<std::pair<uint64_t, size_t>>& by_ticket) {
   for (size_t i = sec.begin; i < sec.end; ++i) {
     const Step& s = st.steps[i];
     const auto where = [&] { return st.source + ":" + std::to_string(s.line) + ": "; };
@@ -647,6 +674,8 @@ void replay(Tl& tl, Stream& st, size_t index) {
       const auto in_kernel = [&](const auto& f) {
         try {
           f();
+        } catch (const CommandFault&) {
+          throw;  // an earlier command failed meanwhile (a host fill drains)
         } catch (const KernelError& e) {
           throw KernelError("kernel '" + sec.name + "': " + e.what());
         }
@@ -663,10 +692,14 @@ void replay(Tl& tl, Stream& st, size_t index) {
                               in_kernel([&] { tl.cpu().host_fill_random(t, h.seed, h.lo, h.hi); });
                             },
                             [&](const Command& c) {
+                              by_ticket.emplace_back(tl.cpu().next_ticket(), i);
                               if (const auto* o = std::get_if<CpuOverheadCmd>(&c)) return tl.cycles(o->cycles);
+                              by_id.emplace_back(tl.cpu().next_command_id(), i);
                               tl.emit(with_handles(c, handle));
                             }},
                  s.item);
+    } catch (const CommandFault&) {
+      throw;  // about an earlier line, maybe: replay() names it
     } catch (const KernelError& e) {
       throw KernelError(where() + e.what() + line());
     }

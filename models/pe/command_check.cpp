@@ -202,6 +202,19 @@ void check_command(const Command& cmd, const TensorTable& t) {
   }
 }
 
+void check_data_dtypes(const Command& cmd, const TensorTable& t) {
+  const HandleAccess a = handle_access(cmd);
+  for (const std::vector<Handle>* hs : {&a.reads, &a.writes}) {
+    for (Handle h : *hs) {
+      const TensorDesc& d = t.at(h);
+      if (d.dtype != Dtype::kFp32 && d.dtype != Dtype::kBf16) {
+        fail(command_type_name(cmd), "data mode supports fp32 and bf16, not " +
+                                         std::string(to_string(d.dtype)) + ": " + describe(t, d));
+      }
+    }
+  }
+}
+
 namespace {
 
 // At most three reads (a, b and an accumulated out) and one write.

@@ -11,6 +11,10 @@ namespace kb {
 
 void check_command(const Command& cmd, const TensorTable& table);
 
+// Data mode computes fp32 and bf16 only: every tensor the command touches
+// must be one of those (checked at emit time, not when a stage runs).
+void check_data_dtypes(const Command& cmd, const TensorTable& table);
+
 class InitTracker;
 // Every tensor the command reads holds a value (written by an earlier
 // command, an earlier op of the same composite in plan order, or the host);

@@ -20,6 +20,7 @@ Pe::Pe(sc_core::sc_module_name name, const PeConfig& cfg)
   pe_scheduler.math.bind(pe_math.in);
   pe_scheduler.tcm.bind(pe_tcm.in);
   pe_dma.mem.bind(hbm.in);
+  pe_scheduler.on_fault([this](uint64_t id, const char* type, const std::string& what) { pe_cpu.fault(id, type, what); });
   if (cfg_.data_mode) {
     for (StageEngine* e : {static_cast<StageEngine*>(&pe_dma), static_cast<StageEngine*>(&pe_gemm),
                            static_cast<StageEngine*>(&pe_math), static_cast<StageEngine*>(&pe_tcm)}) {

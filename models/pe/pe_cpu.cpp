@@ -27,6 +27,7 @@ PeCpu::PeCpu(sc_core::sc_module_name name, const PeConfig& cfg, TensorTable& tab
   sensitive << dispatch_done_;
   dont_initialize();
   cmd.register_nb_transport_bw(this, &PeCpu::nb_transport_bw);
+  safe_cycles_ = clock_.cycle_at(kSafeStartPs);
   ext_ = new CommandExtension;
   payload_.set_extension(ext_);  // owned by the payload
   payload_.set_mm(&keep_);
@@ -127,12 +128,61 @@ void PeCpu::add_cpu_record(RecordKind kind, uint64_t id, const Command* c, uint6
   log_.add(r);
 }
 
+namespace {
+// Which command a run-time message is about, as check errors name it.
+std::string describe_item(const std::string& kernel, uint64_t id, const Command& c) {
+  if (const auto* o = std::get_if<CpuOverheadCmd>(&c)) {
+    return "kernel '" + kernel + "', tl.cycles(" + std::to_string(o->cycles) + ")";
+  }
+  return "kernel '" + kernel + "', command #" + std::to_string(id) + " " + command_type_name(c);
+}
+}  // namespace
+
+void PeCpu::check_time_exact(const Command& c, uint64_t charged_cycles, uint64_t id) const {
+  const uint64_t now = now_ps();
+  try {
+    (void)clock_.delay_ps(now, charged_cycles);
+  } catch (const TimeOverflow& e) {
+    throw KernelError(describe_item(current_->kernel, id, c) + ": dispatch: " + e.what());
+  }
+}
+
+void PeCpu::fault_item(uint64_t id, uint64_t ticket, const Command& c, const std::string& what) {
+  if (faulted_) return;
+  raise(CommandFault(describe_item(current_ ? current_->kernel : "", id, c) + ": " + what, id, ticket));
+}
+
+// The kernel thread ends the launch (run()). From another process the
+// fault is thrown where the thread waits (SystemC throw_it: the thread runs
+// at once, then this process goes on).
+void PeCpu::raise(const CommandFault& f) {
+  faulted_ = true;
+  if (sc_core::sc_get_current_process_handle() == kernel_thread_) throw f;
+  kernel_thread_.throw_it(f);
+}
+
+void PeCpu::fault(uint64_t id, const char* cmd_type, const std::string& what) {
+  if (faulted_) return;
+  // Tickets of commands still in the pipeline are known; a command already
+  // written is named by its ID (replay maps either to its line).
+  uint64_t ticket = 0;
+  for (size_t i = 0; i < queued_; ++i) {
+    const Queued& q = ahead_[(head_ + i) % ahead_.size()];
+    if (q.id == id) ticket = q.ticket;
+  }
+  const std::string kernel = current_ ? current_->kernel : "";
+  raise(CommandFault("kernel '" + kernel + "', command #" + std::to_string(id) + " " + cmd_type +
+                         ": " + what,
+                     id, ticket));
+}
+
 void PeCpu::dispatch(Command&& c) {
   LaunchResult& res = *current_;
   const DispatchCost cost = dispatch_cost(c, cfg_.cost_model);
   if (std::holds_alternative<CpuOverheadCmd>(c)) {  // ADR-0064 D5: bypass
+    check_time(c, cost.charged_cycles, 0);
     if (observer_) observer_->on_command(c);
-    enqueue(std::move(c), 0, cost);
+    enqueue(std::move(c), 0, next_ticket_++, cost);
     return;
   }
   // Rejections happen before any time is charged or anything is queued.
@@ -142,11 +192,13 @@ void PeCpu::dispatch(Command&& c) {
   const uint64_t id = next_id_;
   try {
     check_command(c, table_);
+    if (cfg_.data_mode) check_data_dtypes(c, table_);
     check_initialised(c, table_, init_);
   } catch (const KernelError& e) {
     throw KernelError("kernel '" + res.kernel + "', command #" + std::to_string(id) + " " +
                       e.what());
   }
+  check_time(c, cost.charged_cycles, id);
   ++next_id_;
   if (observer_) observer_->on_command(c);
   // The totals are known now; the pipeline spends the time (ADR-0064 D1).
@@ -155,10 +207,10 @@ void PeCpu::dispatch(Command&& c) {
   res.logical_bytes += cost.logical_bytes;
   ++res.commands;
   ++res.commands_by_type[c.index()];
-  enqueue(std::move(c), id, cost);
+  enqueue(std::move(c), id, next_ticket_++, cost);
 }
 
-void PeCpu::enqueue(Command&& c, uint64_t id, const DispatchCost& cost) {
+void PeCpu::enqueue(Command&& c, uint64_t id, uint64_t ticket, const DispatchCost& cost) {
   while (queued_ == ahead_.size()) {
     kernel_blocked_ = true;
     sc_core::wait(room_);
@@ -166,6 +218,7 @@ void PeCpu::enqueue(Command&& c, uint64_t id, const DispatchCost& cost) {
   Queued& q = ahead_[(head_ + queued_) % ahead_.size()];
   q.cmd = std::move(c);
   q.id = id;
+  q.ticket = ticket;
   q.cost = cost;
   ++queued_;
   if (!pipeline_busy_) start_next();
@@ -180,7 +233,16 @@ void PeCpu::start_next() {
   }
   // Converted now, from where the dispatch starts (models/pe/clock.h); first,
   // so that a TimeOverflow leaves the pipeline idle and the launch can end.
-  const sc_core::sc_time charged = clock_.cycles(ahead_[head_].cost.charged_cycles);
+  // A time past 2^64 ps fails the launch (issue 11); emit time caught what
+  // it could (check_time), this is a start later than the kernel's time then.
+  sc_core::sc_time charged;
+  try {
+    charged = clock_.cycles(ahead_[head_].cost.charged_cycles);
+  } catch (const TimeOverflow& e) {
+    const Queued& q = ahead_[head_];
+    fault_item(q.id, q.ticket, q.cmd, std::string("dispatch: ") + e.what());
+    return;
+  }
   // ADR-0064 D1: PE_CPU is busy for the dispatch cycles, then writes.
   pipeline_busy_ = true;
   step_start_ps_ = now_ps();
@@ -190,6 +252,17 @@ void PeCpu::start_next() {
 }
 
 void PeCpu::dispatched() {
+  // A method: an exception must not escape it (SystemC would wrap it as
+  // E549 and abandon the run); it fails the launch instead.
+  try {
+    write_head();
+  } catch (const std::exception& e) {
+    const Queued& q = ahead_[head_];
+    fault_item(q.id, q.ticket, q.cmd, e.what());
+  }
+}
+
+void PeCpu::write_head() {
   Queued& q = ahead_[head_];
   if (StreamingStats* st = log_.stats()) st->cpu_busy(now_ps(), false);
   (q.id == 0 ? current_->cpu_cycles_ps : current_->dispatch_ps) += now_ps() - step_start_ps_;
@@ -281,6 +354,7 @@ void PeCpu::finish_launch() {
 }
 
 void PeCpu::run() {
+  kernel_thread_ = sc_core::sc_get_current_process_handle();
   for (auto& [name, kernel] : launches_) {
     results_.emplace_back();
     current_ = &results_.back();
@@ -304,7 +378,12 @@ void PeCpu::run() {
       // A kernel's exception ends the simulation cleanly (DESIGN.md "Runs"),
       // once the commands before it are written, as if dispatched in step
       // (waited for outside the handler: SystemC unwinds threads by exception).
-      sync();
+      // After a fault the pipeline may never idle: it ends at once.
+      try {
+        if (!faulted_) sync();
+      } catch (const CommandFault&) {
+        // a command before the error failed meanwhile: the error stands
+      }
       current_->error = error;
       finish_launch();
       sc_core::sc_stop();

@@ -16,6 +16,11 @@
 // see the PE's state: draining, host access, a full run-ahead queue, and a
 // kernel error (the launch ends once the earlier commands are written). The
 // op log and every time are those of dispatching one command at a time.
+//
+// A command that fails while it runs (a time past 2^64 ps, an engine's
+// error; PE_SCHEDULER reports those through fault()) fails the launch like a
+// kernel error: a CommandFault is raised in the kernel thread and the
+// simulation ends (issue 11). No exception leaves a SystemC method.
 #pragma once
 
 #include <cstdint>
@@ -87,6 +92,18 @@ struct CpuObserver {
   virtual void on_wait() {}
 };
 
+// A command that failed while the simulation ran it (a time or cycle count
+// past 64 bits, an engine's error): raised in the kernel thread at the point
+// where it waits, so the launch fails like any kernel error (issue 11).
+// cmd_id names the command (0 for tl.cycles(n)); ticket counts every item
+// dispatched (commands and tl.cycles), so replay can name the stream line.
+struct CommandFault : KernelError {
+  CommandFault(const std::string& what, uint64_t id, uint64_t item)
+      : KernelError(what), cmd_id(id), ticket(item) {}
+  uint64_t cmd_id;
+  uint64_t ticket;
+};
+
 enum class CpuState : uint8_t { kIdle, kDispatching, kStalled, kWaiting };
 
 class PeCpu : public sc_core::sc_module {
@@ -116,6 +133,14 @@ class PeCpu : public sc_core::sc_module {
   Handle declare_at(const std::string& name, MemSpace space, int64_t rows, int64_t cols,
                     Dtype dtype, uint64_t address, int64_t row_stride);
   DispatchTotals dispatch_totals() const;
+  // What the next dispatch() will be numbered: its command ID (when it is
+  // not tl.cycles(n)) and its ticket (see CommandFault).
+  uint64_t next_command_id() const { return next_id_; }
+  uint64_t next_ticket() const { return next_ticket_; }
+  // A process of the PE failed on command `id` (type `cmd_type`): the launch
+  // fails with `what`, raised as a CommandFault in the kernel thread, and
+  // the simulation ends. Only the first fault is told.
+  void fault(uint64_t id, const char* cmd_type, const std::string& what);
 
   // Host access to memory, in zero simulated time after the queue drains
   // (so no command still in flight touches the tensor). Initialising works
@@ -135,10 +160,20 @@ class PeCpu : public sc_core::sc_module {
  private:
   void run();
   void finish_launch();
+  void fault_item(uint64_t id, uint64_t ticket, const Command& c, const std::string& what);
+  void raise(const CommandFault& f);
+  // Emit time: a dispatch that would end past 2^64 ps even if it started
+  // now fails before anything is queued (issue 11). Two compares on the
+  // common path; the exact check only near the limit.
+  void check_time(const Command& c, uint64_t charged_cycles, uint64_t id) const {
+    if (charged_cycles > safe_cycles_ || now_ps() >= kSafeStartPs) check_time_exact(c, charged_cycles, id);
+  }
+  void check_time_exact(const Command& c, uint64_t charged_cycles, uint64_t id) const;
   // The dispatch pipeline (methods; see the header comment).
-  void enqueue(Command&& c, uint64_t id, const DispatchCost& cost);
+  void enqueue(Command&& c, uint64_t id, uint64_t ticket, const DispatchCost& cost);
   void start_next();   // the head command starts dispatching, or the pipeline idles
   void dispatched();   // SC_METHOD on dispatch_done_: write the descriptor
+  void write_head();
   void accepted();     // the scheduler took the descriptor
   tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload& payload, tlm::tlm_phase& phase,
                                      sc_core::sc_time& delay);
@@ -162,6 +197,12 @@ class PeCpu : public sc_core::sc_module {
   std::vector<LaunchResult> results_;
   LaunchResult* current_ = nullptr;
   uint64_t next_id_ = 1;
+  uint64_t next_ticket_ = 1;
+  bool faulted_ = false;
+  sc_core::sc_process_handle kernel_thread_;
+  // Below both, a dispatch cannot end past 2^64 ps: no exact check needed.
+  uint64_t safe_cycles_ = 0;
+  static constexpr uint64_t kSafeStartPs = uint64_t(1) << 62;
   uint64_t descriptors_written_ = 0;
   CpuState state_ = CpuState::kIdle;
   sc_core::sc_event changed_;
@@ -180,6 +221,7 @@ class PeCpu : public sc_core::sc_module {
   struct Queued {
     Command cmd;
     uint64_t id = 0;  // 0: tl.cycles(n), nothing to write
+    uint64_t ticket = 0;
     DispatchCost cost;
   };
   static constexpr size_t kRunAhead = 64;

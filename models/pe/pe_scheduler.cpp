@@ -111,12 +111,21 @@ tlm::tlm_sync_enum PeScheduler::nb_transport_fw(tlm::tlm_generic_payload& payloa
   return tlm::TLM_COMPLETED;
 }
 
+void PeScheduler::fail(uint64_t cmd_id, const char* cmd_type, const std::exception& e) {
+  on_fault_(cmd_id, cmd_type, e.what());
+}
+
 void PeScheduler::accept_pending() {
   if (!pending_write_ || inflight_.size() >= cfg_.scheduler.queue_depth) return;
   tlm::tlm_generic_payload& payload = *pending_write_;
   pending_write_ = nullptr;
   const CommandExtension* ext = payload.get_extension<CommandExtension>();
-  accept(ext->id, *ext->cmd);
+  try {
+    accept(ext->id, *ext->cmd);
+  } catch (const std::exception& e) {
+    if (!on_fault_) throw;
+    return fail(ext->id, command_type_name(*ext->cmd), e);
+  }
   payload.set_response_status(tlm::TLM_OK_RESPONSE);
   tlm::tlm_phase phase = tlm::BEGIN_RESP;  // implies END_REQ (base protocol)
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
@@ -237,6 +246,16 @@ void PeScheduler::update_signals() {
 }
 
 void PeScheduler::issue(Engine e) {
+  try {
+    issue_next(e);
+  } catch (const std::exception& ex) {
+    if (!on_fault_) throw;
+    const Stage* s = issued_[int(e)].ext->stage;  // set before the engine runs
+    fail(s ? s->cmd_id : 0, s ? s->cmd_type : "stage", ex);
+  }
+}
+
+void PeScheduler::issue_next(Engine e) {
   auto& ready = ready_[int(e)];
   if (busy_[int(e)] || ready.empty()) return;
   Issued& is = issued_[int(e)];
@@ -277,6 +296,18 @@ void PeScheduler::log_stage(Engine e, const Stage& s, uint64_t start_ps) {
 }
 
 void PeScheduler::complete_issued(Engine e) {
+  try {
+    finish_issued(e);
+  } catch (const std::exception& ex) {
+    if (!on_fault_) throw;
+    // Still the completed stage: issue() names its own stage if it fails,
+    // and its storage stays until another command is accepted.
+    const Stage* s = issued_[int(e)].ext->stage;
+    fail(s ? s->cmd_id : 0, s ? s->cmd_type : "stage", ex);
+  }
+}
+
+void PeScheduler::finish_issued(Engine e) {
   Issued& is = issued_[int(e)];
   InFlight& f = *is.r.f;
   log_stage(e, f.plan.stage(is.r.slot), is.start_ps);
@@ -286,7 +317,7 @@ void PeScheduler::complete_issued(Engine e) {
   complete_stage(f, is.r.slot);
   busy_[int(e)] = false;
   signal_change();
-  issue(e);
+  issue(e);  // names its own stage if it fails
 }
 
 }  // namespace kb

@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <queue>
@@ -66,6 +67,13 @@ class PeScheduler : public sc_core::sc_module {
   PeScheduler(sc_core::sc_module_name name, const PeConfig& cfg,
               const TensorTable& table, OpLog& log);
 
+  // Where an error raised while a command runs goes (PE_CPU fails the
+  // launch): a method must not let an exception escape (issue 11). Without
+  // a handler, the exception propagates.
+  using FaultHandler =
+      std::function<void(uint64_t cmd_id, const char* cmd_type, const std::string& what)>;
+  void on_fault(FaultHandler h) { on_fault_ = std::move(h); }
+
   size_t occupancy() const { return inflight_.size(); }
   void enable_signals(bool on) { signals_ = on; }
   // Observers for traces, written by one method from the state below.
@@ -103,7 +111,10 @@ class PeScheduler : public sc_core::sc_module {
   void complete_command(InFlight& f);
   InFlight& find(uint64_t id);
   void issue(Engine e);          // SC_METHOD on ready_event_[e]; also after a completion
+  void issue_next(Engine e);
+  void fail(uint64_t cmd_id, const char* cmd_type, const std::exception& e);
   void complete_issued(Engine e);  // SC_METHOD on done_event_[e]
+  void finish_issued(Engine e);
   void log_stage(Engine e, const Stage& s, uint64_t start_ps);
   void update_signals();  // SC_METHOD on changed_
   tlm_utils::simple_initiator_socket<PeScheduler>& socket(Engine e);
@@ -140,6 +151,7 @@ class PeScheduler : public sc_core::sc_module {
   sc_core::sc_event changed_;
   bool busy_[kNumEngines] = {};
   bool signals_ = false;
+  FaultHandler on_fault_;
   void signal_change() {
     if (signals_) changed_.notify();
   }

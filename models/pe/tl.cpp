@@ -18,6 +18,8 @@ template <class F>
 Handle in_kernel(const std::string& kernel, F f) {
   try {
     return f();
+  } catch (const CommandFault&) {
+    throw;  // names its kernel and command already
   } catch (const KernelError& e) {
     throw KernelError("kernel '" + kernel + "': " + e.what());
   }
@@ -118,15 +120,29 @@ void Tl::composite(CompositeCmd cmd) { cpu_.dispatch(Command(std::move(cmd))); }
 
 void Tl::emit(const Command& cmd) { cpu_.dispatch(cmd); }
 
+// Host access errors name the kernel too (e.g. data mode and an fp16 tensor).
 void Tl::host_random(const Tensor& t, uint64_t seed, double lo, double hi) {
-  cpu_.host_fill_random(t.handle, seed, lo, hi);
+  in_kernel(kernel_name_, [&] {
+    cpu_.host_fill_random(t.handle, seed, lo, hi);
+    return t.handle;
+  });
 }
 
 void Tl::host_write(const Tensor& t, const std::vector<float>& values) {
-  cpu_.host_write(t.handle, values);
+  in_kernel(kernel_name_, [&] {
+    cpu_.host_write(t.handle, values);
+    return t.handle;
+  });
 }
 
-std::vector<float> Tl::host_read(const Tensor& t) { return cpu_.host_read(t.handle); }
+std::vector<float> Tl::host_read(const Tensor& t) {
+  std::vector<float> v;
+  in_kernel(kernel_name_, [&] {
+    v = cpu_.host_read(t.handle);
+    return t.handle;
+  });
+  return v;
+}
 
 DispatchTotals Tl::dispatch_totals() const { return cpu_.dispatch_totals(); }
 

@@ -2,6 +2,9 @@
 // (RAW, WAR, WAW) between commands, engine concurrency, engine timing and
 // kernel-author errors.
 #include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
 #include <gmock/gmock.h>
 
 #include "models/pe/engine_timing.h"
@@ -544,6 +547,108 @@ TEST(BackPressure, BlockingDescriptorWritesWaitForASlot) {
     EXPECT_EQ(accepted[i], i < 2 ? 0 : uint64_t(i - 1) * d) << "write " << i;
   }
   EXPECT_EQ(j["end_ps"].get<uint64_t>(), uint64_t(kWrites) * d);
+}
+
+
+// --- failures while a command runs (issue 11): a time past 2^64 - 1 ps
+// raised inside a SystemC method (PE_CPU's dispatch pipeline, an engine's
+// b_transport, HBM) fails the launch like a kernel error, naming the kernel
+// and the command; never an "(E549) uncaught exception" from the kernel.
+
+constexpr uint64_t kMaxPs = std::numeric_limits<uint64_t>::max();  // 2^64 - 1
+
+RunResult run_launches(std::vector<std::pair<std::string, Kernel>> launches) {
+  RunSpec spec;
+  spec.keep_records = true;
+  spec.launches = std::move(launches);
+  return run_isolated(spec);
+}
+
+// Emit time: 2^64 - 1 cycles at 1 GHz overflow from any start; nothing is
+// dispatched and no time passes.
+TEST(CommandFaults, CyclesPast2To64PsFailAtEmitTime) {
+  const RunResult r = run_launches({{"k", [](Tl& tl) { tl.cycles(kMaxPs); }}});
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.error,
+            "kernel 'k', tl.cycles(18446744073709551615): dispatch: simulated time overflows: "
+            "18446744073709551615 cycles at 1 GHz from 0 ps end past 2^64 - 1 ps (about 213 days)");
+  ASSERT_EQ(r.launches.size(), 1u);
+  EXPECT_EQ(r.launches[0].error, r.error);
+  EXPECT_EQ(r.launches[0].end_ps, 0u);
+  EXPECT_EQ(r.launches[0].cpu_cycles_ps, 0u);
+  EXPECT_EQ(r.end_ps, 0u);
+}
+
+// Run time: 10^16 cycles at 1 GHz are 10^19 ps, which fits; the second
+// starts at 10^19 and would end at 2 x 10^19 > 2^64 - 1. The kernel thread
+// queued it while the first ran, so only PE_CPU's dispatch method sees it.
+// The next launch never runs.
+TEST(CommandFaults, CyclesOverflowingLaterFailTheLaunchNotTheSimulator) {
+  const uint64_t n = 10000000000000000;  // 10^16
+  ASSERT_LT(n * 1000, kMaxPs);
+  ASSERT_GT(n * 1000, kMaxPs - n * 1000);  // 2 x 10^19 does not fit
+  const RunResult r = run_launches({{"k",
+                                     [n](Tl& tl) {
+                                       tl.cycles(n);
+                                       tl.cycles(n);
+                                     }},
+                                    {"never", [](Tl& tl) { tl.cycles(1); }}});
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.error,
+            "kernel 'k', tl.cycles(10000000000000000): dispatch: simulated time overflows: "
+            "10000000000000000 cycles at 1 GHz from 10000000000000000000 ps end past 2^64 - 1 ps "
+            "(about 213 days)");
+  EXPECT_THAT(r.error, ::testing::Not(HasSubstr("E549")));
+  ASSERT_EQ(r.launches.size(), 1u);  // the second launch did not start
+  EXPECT_EQ(r.launches[0].error, r.error);
+  EXPECT_EQ(r.launches[0].cpu_cycles_ps, n * 1000);  // the first one ran
+  EXPECT_EQ(r.end_ps, n * 1000);
+}
+
+// Run time, inside an engine: the load's dispatch fits, its DMA setup too,
+// then HBM's access would end past 2^64 - 1 ps (PE_SCHEDULER's issue method
+// -> PE_DMA -> HBM). Times computed here from the configuration.
+TEST(CommandFaults, HbmAccessPast2To64PsFailsNamingTheCommand) {
+  const PeConfig cfg;
+  const uint64_t spin = 18446744073709500;  // cycles: ends 51615 ps before 2^64
+  const uint64_t bytes = 64 * 64 * 2;       // bf16 64x64
+  const uint64_t access =
+      cfg.hbm.latency_cycles + uint64_t(std::ceil(double(bytes) / cfg.hbm_bytes_per_cycle()));
+  const RunResult r = run_launches({{"late_dma", [spin](Tl& tl) {
+                                       const Tensor x = tl.hbm("x", 64, 64, Dtype::kBf16);
+                                       const Tensor a = tl.tcm("a", 64, 64, Dtype::kBf16);
+                                       tl.host_random(x, 1);
+                                       tl.cycles(spin);
+                                       tl.load(a, x);
+                                     }}});
+  EXPECT_FALSE(r.ok);
+  ASSERT_EQ(r.launches.size(), 1u);
+  const uint64_t start = (spin + r.launches[0].dispatch_cycles_charged + cfg.dma.setup_cycles) * 1000;
+  ASSERT_GT(start, kMaxPs - access * 1000) << "the case must overflow";
+  EXPECT_EQ(r.error, "kernel 'late_dma', command #1 DmaReadCmd: simulated time overflows: " +
+                         std::to_string(access) + " cycles at 1 GHz from " + std::to_string(start) +
+                         " ps end past 2^64 - 1 ps (about 213 days)");
+  EXPECT_EQ(r.launches[0].commands, 1u);
+}
+
+// Data mode computes fp32 and bf16 only: an fp16 operand is refused at emit
+// time (it was an E549 from PE_MATH's stage); timing mode runs it.
+TEST(CommandFaults, DataModeRefusesFp16AtEmitTime) {
+  const Kernel k = [](Tl& tl) {
+    const Tensor a = tl.tcm("a", 64, 64, Dtype::kFp16);
+    tl.fill(a, 1.0);
+  };
+  RunSpec spec;
+  spec.launches = {{"half", k}};
+  spec.config.data_mode = true;
+  const RunResult r = run_isolated(spec);
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.error,
+            "kernel 'half', command #1 MathCmd: data mode supports fp32 and bf16, not fp16: 'a' "
+            "[64, 64] fp16 tcm");
+  EXPECT_EQ(r.launches.at(0).commands, 0u);
+  spec.config.data_mode = false;
+  EXPECT_TRUE(run_isolated(spec).ok);
 }
 
 }  // namespace

@@ -648,5 +648,78 @@ TEST(LoaderMemory, ManyLaunchesStayWithinABoundProportionalToTheInput) {
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
+
+// --- commands that fail while they run or at dispatch (issue 11): the
+// stream's FILE:LINE and line, as any replayed kernel error, in timing and
+// data mode alike; the run ends cleanly (no "(E549) uncaught exception").
+
+struct FailingStream {
+  const char* file;
+  int line;
+  const char* what;  // between "FILE:LINE: " and " (the line)"
+};
+
+void PrintTo(const FailingStream& f, std::ostream* os) { *os << f.file; }
+
+class FailingCommand : public ::testing::TestWithParam<std::tuple<FailingStream, bool>> {};
+
+TEST_P(FailingCommand, FailsTheRunAtItsFileAndLine) {
+  const auto& [c, data] = GetParam();
+  const std::string path = std::string(kData) + c.file;
+  PeConfig cfg;
+  cfg.data_mode = data;
+  const RunResult r = run(load_command_stream(path), cfg);
+  EXPECT_FALSE(r.ok);
+  std::istringstream in(read_file(path));
+  std::string line;
+  for (int i = 0; i < c.line; ++i) std::getline(in, line);
+  EXPECT_EQ(r.error, path + ":" + std::to_string(c.line) + ": " + c.what + " (" + line + ")");
+  ASSERT_EQ(r.launches.size(), 1u);
+  EXPECT_EQ(r.launches[0].error, r.error);
+}
+
+// 10^16 cycles at 1 GHz: 10^19 ps; the second would end at 2 x 10^19 ps.
+// The DMA's figures are computed from the configuration in test_pe
+// (CommandFaults.HbmAccessPast2To64PsFailsNamingTheCommand).
+const FailingStream kFailingStreams[] = {
+    {"cycles_max.stream", 4,
+     "kernel 'c', tl.cycles(18446744073709551615): dispatch: simulated time overflows: "
+     "18446744073709551615 cycles at 1 GHz from 0 ps end past 2^64 - 1 ps (about 213 days)"},
+    {"cycles_2p63.stream", 4,
+     "kernel 'c', tl.cycles(9223372036854775808): dispatch: simulated time overflows: "
+     "9223372036854775808 cycles at 1 GHz from 0 ps end past 2^64 - 1 ps (about 213 days)"},
+    {"cycles_late_overflow.stream", 6,
+     "kernel 'c', tl.cycles(10000000000000000): dispatch: simulated time overflows: "
+     "10000000000000000 cycles at 1 GHz from 10000000000000000000 ps end past 2^64 - 1 ps "
+     "(about 213 days)"},
+    {"dma_late_overflow.stream", 9,
+     "kernel 'late_dma', command #1 DmaReadCmd: simulated time overflows: 140 cycles at 1 GHz from "
+     "18446744073709526000 ps end past 2^64 - 1 ps (about 213 days)"},
+};
+
+INSTANTIATE_TEST_SUITE_P(Streams, FailingCommand,
+                         ::testing::Combine(::testing::ValuesIn(kFailingStreams), ::testing::Bool()),
+                         [](const auto& test) {
+                           std::string n = std::get<0>(test.param).file;
+                           n = n.substr(0, n.find('.'));
+                           n.erase(std::remove(n.begin(), n.end(), '_'), n.end());
+                           return n + (std::get<1>(test.param) ? "Data" : "Timing");
+                         });
+
+// fp16 runs in timing mode; data mode refuses it at dispatch (it was an
+// E549 from PE_MATH's stage), before anything is dispatched.
+TEST(FailingCommandData, Fp16IsRefusedInDataModeOnly) {
+  const std::string path = std::string(kData) + "fp16_data_mode.stream";
+  EXPECT_TRUE(run(load_command_stream(path), PeConfig{}).ok);
+  PeConfig cfg;
+  cfg.data_mode = true;
+  const RunResult r = run(load_command_stream(path), cfg);
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.error, path +
+                         ":6: kernel 'half', command #1 MathCmd: data mode supports fp32 and bf16, not "
+                         "fp16: 'a' [64, 64] fp16 tcm (math fill out=10 extra=value:float:1)");
+  EXPECT_EQ(r.launches.at(0).commands, 0u);
+}
+
 }  // namespace
 }  // namespace kb
