@@ -27,6 +27,12 @@
 #include "models/util/output_file.h"
 #include "tb/command_stream.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <pthread.h>
+#include <sanitizer/asan_interface.h>
+#include <sanitizer/common_interface_defs.h>
+#endif
+
 namespace kb {
 
 uint64_t RunResult::latency_ps() const {
@@ -48,6 +54,38 @@ std::string dump(const nlohmann::json& j, int indent = -1) {
 void add_error(RunResult& r, const std::string& what) {
   r.error = r.ok || r.error.empty() ? what : r.error + "; " + what;
   r.ok = false;
+}
+
+}  // namespace
+
+namespace {
+
+// Under AddressSanitizer only. SystemC switches to its coroutine stacks
+// without telling ASan (Debian's libsystemc is not instrumented), so after
+// the simulation ASan may still take the last coroutine's stack for this
+// thread's: it then ignores every later throw's __asan_handle_no_return
+// ("False positive error reports may follow"), leaving stale poison on this
+// stack, which its own sigaltstack check reports as stack-use-after-scope at
+// the next throw (a failed output's commit). Tell ASan which stack this is
+// again, and clear what lies below this frame: the simulation is over, no
+// live object is there.
+void back_on_main_stack() {
+#if defined(__SANITIZE_ADDRESS__)
+  pthread_attr_t attr;
+  if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+    void* bottom = nullptr;
+    size_t size = 0;
+    if (pthread_attr_getstack(&attr, &bottom, &size) == 0) {
+      __sanitizer_start_switch_fiber(nullptr, bottom, size);
+      __sanitizer_finish_switch_fiber(nullptr, nullptr, nullptr);
+    }
+    pthread_attr_destroy(&attr);
+  }
+  char here;
+  constexpr uintptr_t kBytes = uintptr_t(1) << 18;
+  const uintptr_t below = reinterpret_cast<uintptr_t>(&here) - kBytes;
+  ASAN_UNPOISON_MEMORY_REGION(reinterpret_cast<void*>(below), kBytes);
+#endif
 }
 
 }  // namespace
@@ -102,6 +140,7 @@ RunResult run_in_process(const RunSpec& spec) {
     for (const auto& [name, kernel] : spec.launches) pe->pe_cpu.launch(name, kernel);
     const auto wall_start = std::chrono::steady_clock::now();
     sc_core::sc_start();
+    back_on_main_stack();
     r.sim_wall_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
     r.end_ps = sc_core::sc_time_stamp().value();  // before vcd->close(), which may advance 1 ps
