@@ -4,6 +4,7 @@
 #include "models/pe/pe_scheduler.h"
 #include "models/pe/tl.h"
 #include "models/trace/stats.h"
+#include "models/util/asan_stack.h"
 
 namespace kb {
 
@@ -239,6 +240,7 @@ void PeCpu::start_next() {
   try {
     charged = clock_.cycles(ahead_[head_].cost.charged_cycles);
   } catch (const TimeOverflow& e) {
+    asan_forget_unwound_frames();  // models/util/asan_stack.h
     const Queued& q = ahead_[head_];
     fault_item(q.id, q.ticket, q.cmd, std::string("dispatch: ") + e.what());
     return;
@@ -257,6 +259,7 @@ void PeCpu::dispatched() {
   try {
     write_head();
   } catch (const std::exception& e) {
+    asan_forget_unwound_frames();  // models/util/asan_stack.h
     const Queued& q = ahead_[head_];
     fault_item(q.id, q.ticket, q.cmd, e.what());
   }

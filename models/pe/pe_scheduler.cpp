@@ -2,6 +2,7 @@
 
 #include "models/pe/clock.h"
 #include "models/trace/stats.h"
+#include "models/util/asan_stack.h"
 
 namespace kb {
 
@@ -123,6 +124,7 @@ void PeScheduler::accept_pending() {
   try {
     accept(ext->id, *ext->cmd);
   } catch (const std::exception& e) {
+    asan_forget_unwound_frames();  // models/util/asan_stack.h
     if (!on_fault_) throw;
     return fail(ext->id, command_type_name(*ext->cmd), e);
   }
@@ -249,6 +251,7 @@ void PeScheduler::issue(Engine e) {
   try {
     issue_next(e);
   } catch (const std::exception& ex) {
+    asan_forget_unwound_frames();  // models/util/asan_stack.h
     if (!on_fault_) throw;
     const Stage* s = issued_[int(e)].ext->stage;  // set before the engine runs
     fail(s ? s->cmd_id : 0, s ? s->cmd_type : "stage", ex);
@@ -299,6 +302,7 @@ void PeScheduler::complete_issued(Engine e) {
   try {
     finish_issued(e);
   } catch (const std::exception& ex) {
+    asan_forget_unwound_frames();  // models/util/asan_stack.h
     if (!on_fault_) throw;
     // Still the completed stage: issue() names its own stage if it fails,
     // and its storage stays until another command is accepted.
