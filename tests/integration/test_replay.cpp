@@ -518,14 +518,18 @@ const BadTensor kBadTensors[] = {
      "2^63 - 1 elements ((rows - 1) x row stride 250000000000 + cols)"},
 };
 
+// A (stream file, data mode) case's test name: the file's stem without '_',
+// then Data or Timing.
+const auto stream_case_name = [](const auto& test) {
+  std::string n = std::get<0>(test.param).file;
+  n = n.substr(0, n.find('.'));
+  n.erase(std::remove(n.begin(), n.end(), '_'), n.end());
+  return n + (std::get<1>(test.param) ? "Data" : "Timing");
+};
+
 INSTANTIATE_TEST_SUITE_P(Streams, RejectedTensor,
                          ::testing::Combine(::testing::ValuesIn(kBadTensors), ::testing::Bool()),
-                         [](const auto& test) {
-                           std::string n = std::get<0>(test.param).file;
-                           n = n.substr(0, n.find('.'));
-                           n.erase(std::remove(n.begin(), n.end(), '_'), n.end());
-                           return n + (std::get<1>(test.param) ? "Data" : "Timing");
-                         });
+                         stream_case_name);
 
 // The TCM bound follows the configured size: the same tensor fits in an
 // 8 MiB TCM.
@@ -699,12 +703,7 @@ const FailingStream kFailingStreams[] = {
 
 INSTANTIATE_TEST_SUITE_P(Streams, FailingCommand,
                          ::testing::Combine(::testing::ValuesIn(kFailingStreams), ::testing::Bool()),
-                         [](const auto& test) {
-                           std::string n = std::get<0>(test.param).file;
-                           n = n.substr(0, n.find('.'));
-                           n.erase(std::remove(n.begin(), n.end(), '_'), n.end());
-                           return n + (std::get<1>(test.param) ? "Data" : "Timing");
-                         });
+                         stream_case_name);
 
 // fp16 runs in timing mode; data mode refuses it at dispatch (it was an
 // E549 from PE_MATH's stage), before anything is dispatched.
