@@ -60,15 +60,13 @@ void add_error(RunResult& r, const std::string& what) {
 
 namespace {
 
-// Under AddressSanitizer only. SystemC switches to its coroutine stacks
-// without telling ASan (Debian's libsystemc is not instrumented), so after
-// the simulation ASan may still take the last coroutine's stack for this
-// thread's: it then ignores every later throw's __asan_handle_no_return
-// ("False positive error reports may follow"), leaving stale poison on this
-// stack, which its own sigaltstack check reports as stack-use-after-scope at
-// the next throw (a failed output's commit). Tell ASan which stack this is
-// again, and clear what lies below this frame: the simulation is over, no
-// live object is there.
+// Under AddressSanitizer only (see models/util/asan_stack.h). After the
+// simulation ASan may still take the last coroutine's stack for this
+// thread's: it then ignores every later throw's __asan_handle_no_return,
+// leaving stale poison on this stack, which its own sigaltstack check
+// reports as stack-use-after-scope at the next throw (a failed output's
+// commit). Tell ASan which stack this is again, and clear what lies below
+// this frame: the simulation is over, no live object is there.
 void back_on_main_stack() {
 #if defined(__SANITIZE_ADDRESS__)
   pthread_attr_t attr;
