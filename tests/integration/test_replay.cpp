@@ -472,13 +472,25 @@ TEST(LoaderErrors, IdFromASectionThatDidNotRun) {
 // The same validation as a live kernel's tl.hbm/tl.tcm, reported at the
 // stream's FILE:LINE with the line, in timing and data mode alike.
 
-struct BadTensor {
+// A stream that fails at one of its lines.
+struct StreamCase {
   const char* file;
   int line;
   const char* what;  // the message between "FILE:LINE: " and " (the line)"
 };
 
-void PrintTo(const BadTensor& b, std::ostream* os) { *os << b.file; }
+void PrintTo(const StreamCase& c, std::ostream* os) { *os << c.file; }
+
+// The error a replayed stream's failure carries: "FILE:LINE: what (the
+// offending line, as the file has it)".
+std::string stream_error(const std::string& path, const StreamCase& c) {
+  std::istringstream in(read_file(path));
+  std::string line;
+  for (int i = 0; i < c.line; ++i) std::getline(in, line);
+  return path + ":" + std::to_string(c.line) + ": " + c.what + " (" + line + ")";
+}
+
+using BadTensor = StreamCase;
 
 class RejectedTensor : public ::testing::TestWithParam<std::tuple<BadTensor, bool>> {};
 
@@ -489,11 +501,7 @@ TEST_P(RejectedTensor, FailsTheRunNamingFileLineKernelAndTensor) {
   cfg.data_mode = data;
   const RunResult r = run(load_command_stream(path), cfg);
   EXPECT_FALSE(r.ok);
-  // The offending line, as the file has it.
-  std::istringstream in(read_file(path));
-  std::string line;
-  for (int i = 0; i < c.line; ++i) std::getline(in, line);
-  EXPECT_EQ(r.error, path + ":" + std::to_string(c.line) + ": " + c.what + " (" + line + ")");
+  EXPECT_EQ(r.error, stream_error(path, c));
   EXPECT_EQ(r.launches.at(0).commands, 0u);  // nothing dispatched
 }
 
@@ -657,13 +665,7 @@ TEST(LoaderMemory, ManyLaunchesStayWithinABoundProportionalToTheInput) {
 // stream's FILE:LINE and line, as any replayed kernel error, in timing and
 // data mode alike; the run ends cleanly (no "(E549) uncaught exception").
 
-struct FailingStream {
-  const char* file;
-  int line;
-  const char* what;  // between "FILE:LINE: " and " (the line)"
-};
-
-void PrintTo(const FailingStream& f, std::ostream* os) { *os << f.file; }
+using FailingStream = StreamCase;
 
 class FailingCommand : public ::testing::TestWithParam<std::tuple<FailingStream, bool>> {};
 
@@ -674,10 +676,7 @@ TEST_P(FailingCommand, FailsTheRunAtItsFileAndLine) {
   cfg.data_mode = data;
   const RunResult r = run(load_command_stream(path), cfg);
   EXPECT_FALSE(r.ok);
-  std::istringstream in(read_file(path));
-  std::string line;
-  for (int i = 0; i < c.line; ++i) std::getline(in, line);
-  EXPECT_EQ(r.error, path + ":" + std::to_string(c.line) + ": " + c.what + " (" + line + ")");
+  EXPECT_EQ(r.error, stream_error(path, c));
   ASSERT_EQ(r.launches.size(), 1u);
   EXPECT_EQ(r.launches[0].error, r.error);
 }
