@@ -145,15 +145,10 @@ void ranges(const TensorTable& t, const std::vector<Handle>& hs, std::vector<Byt
     const uint64_t el = dtype_bytes(d.dtype);
     const uint64_t rows = d.rows > 0 ? uint64_t(d.rows) : 0;
     const uint64_t cols = d.cols > 0 ? uint64_t(d.cols) : 0;
-    uint64_t run, step, span, end;
+    uint64_t run, step;
     if (__builtin_mul_overflow(cols, el, &run) ||
         __builtin_mul_overflow(d.row_stride > 0 ? uint64_t(d.row_stride) : 0, el, &step)) {
       out.push_back({d.address, UINT64_MAX});  // no valid tensor: all from its address
-    } else if (rows <= 1 || run >= step) {  // every byte from first to last: the common case
-      const bool wraps = rows > 0 && (__builtin_mul_overflow(rows - 1, step, &span) ||
-                                      __builtin_add_overflow(span, run, &span) ||
-                                      __builtin_add_overflow(d.address, span, &end));
-      out.push_back({d.address, rows == 0 ? d.address : wraps ? UINT64_MAX : end});
     } else {
       out.push_back(ByteRange::strided(d.address, run, step, rows));
     }
