@@ -65,8 +65,6 @@ Clock::Clock(double freq_ghz) : freq_ghz_(freq_ghz) {
   den_ = uint64_t(den);
   q_ = uint64_t(num / den);  // at most 10^6 (f >= 0.001 GHz)
   r_ = uint64_t(num % den);
-  whole_ps_ = den_ == 1;
-  period_ps_ = q_;
 }
 
 uint64_t Clock::edge_ps(uint64_t cycle) const {

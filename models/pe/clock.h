@@ -57,9 +57,9 @@ class Clock {
 
   // ps of a delay of n cycles starting at `start_ps` (pure; for tests too).
   uint64_t delay_ps(uint64_t start_ps, uint64_t n) const {
-    if (whole_ps_) {  // fast path: 1 GHz and the like
+    if (den_ == 1) {  // a whole-ps period (1 GHz and the like): the fast path
       uint64_t d, end;
-      if (__builtin_mul_overflow(n, period_ps_, &d) || __builtin_add_overflow(start_ps, d, &end)) {
+      if (__builtin_mul_overflow(n, q_, &d) || __builtin_add_overflow(start_ps, d, &end)) {
         overflow(start_ps, n);
       }
       return d;
@@ -71,8 +71,6 @@ class Clock {
   // The edge nearest `ps` (exact for an edge's time, since the period is at
   // least 1 ps).
   uint64_t cycle_at(uint64_t ps) const;
-  // n cycles as a duration: the time of edge n, e.g. for totals of cycles.
-  uint64_t duration_ps(uint64_t n) const { return edge_ps(n); }
 
  private:
   uint64_t edge_delay_ps(uint64_t start_ps, uint64_t n) const;
@@ -83,8 +81,6 @@ class Clock {
   Uint128 num_ = 0;
   uint64_t den_ = 1;
   uint64_t q_ = 0, r_ = 0;  // num_ / den_ and num_ % den_
-  bool whole_ps_ = false;   // den_ == 1
-  uint64_t period_ps_ = 0;  // q_, when whole_ps_
   double freq_ghz_ = 0;
 };
 

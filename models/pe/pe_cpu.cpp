@@ -99,7 +99,7 @@ DispatchTotals PeCpu::dispatch_totals() const {
   t.cycles_charged = current_->dispatch_cycles_charged;
   // Committed ahead of simulated time (the kernel runs ahead): the charged
   // cycles as time, converted once (models/pe/clock.h).
-  t.dispatch_ps = clock_.duration_ps(current_->dispatch_cycles_charged);
+  t.dispatch_ps = clock_.edge_ps(current_->dispatch_cycles_charged);  // n cycles from time 0
   return t;
 }
 
