@@ -636,15 +636,14 @@ TEST(CompositeGemm, LargeGemmKeepsTheArrayBusy) {
   uint64_t summed = 0;
   for (const OpRecord& g : of_kind(r, RecordKind::kGemm)) summed += g.end_ps - g.start_ps;
   EXPECT_EQ(summed, analytic * period_ps(cfg));
-  EXPECT_EQ(of_kind(r, RecordKind::kGemm).size(), gemm_tile_count(cfg.tile, uint64_t(m), uint64_t(n), uint64_t(k)).value_or(0));
+  EXPECT_EQ(of_kind(r, RecordKind::kGemm).size(), 256u);  // 512/128 x 512/128 x 1024/64 tiles
 }
 
 TEST(CompositeGemm, TailTilesAreCut) {
   const PeConfig cfg = tile64();
   const RunResult r = run_kernel(gemm_in({MemSpace::kTcm, MemSpace::kTcm, MemSpace::kTcm}, 70, 65, 130), cfg);
   const auto g = of_kind(r, RecordKind::kGemm);
-  ASSERT_EQ(g.size(), gemm_tile_count(cfg.tile, 70, 65, 130).value_or(0));  // 2 x 2 x 3
-  EXPECT_EQ(g.size(), 12u);
+  ASSERT_EQ(g.size(), 12u);  // 2 x 2 x 3 tiles of 64
   uint64_t elements = 0;
   for (const OpRecord& rec : g) elements += rec.elements;
   EXPECT_EQ(elements, 3u * 70 * 65);  // each output element once per K step
