@@ -108,7 +108,7 @@ std::string extras_text(const Extras& extras) {
 
 // --- recorder
 
-StreamRecorder::StreamRecorder(const std::string& path) : path_(path), file_(path, "command stream") {
+StreamRecorder::StreamRecorder(const std::string& path) : file_(path, "command stream") {
   out_ << kHeader << "\n";
 }
 

@@ -128,7 +128,6 @@ class StreamRecorder : public CpuObserver {
 
  private:
   uint64_t id(Handle h) const;
-  std::string path_;
   OutputFile file_;
   std::ostream& out_ = file_.stream();
   std::unordered_map<Handle, uint64_t> ids_;

@@ -68,7 +68,6 @@ class ChromeTrace {
   // Closes the JSON document. Nothing may be added after.
   void finish();
 
-  uint64_t flows() const { return next_flow_id_ - 1; }
 
  private:
   // The ts to write for a slice [start_ps, end_ps) on track `tid`.
