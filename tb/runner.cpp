@@ -955,10 +955,9 @@ class RunResultReader : public ResultReader {
         r_.occupancy.push_back(sample_from_json(j));
         break;
       case 'S': {
+        // Sent with no launches (write_result); the 'W' lines carry them.
         std::vector<WindowStats> windows = std::move(r_.stats.launches);
-        nlohmann::json js = j;
-        js["launches"] = nlohmann::json::array();
-        r_.stats = run_stats_from_json(js);
+        r_.stats = run_stats_from_json(j);
         r_.stats.launches = std::move(windows);
         break;
       }
