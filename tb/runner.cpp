@@ -21,6 +21,7 @@
 #include <systemc>
 
 #include "models/pe/pe.h"
+#include "models/top/pe_top.h"
 #include "models/trace/chrome_trace.h"
 #include "models/trace/counter_probe.h"
 #include "models/trace/vcd_trace.h"
@@ -98,7 +99,8 @@ RunResult run_in_process(const RunSpec& spec) {
   std::unique_ptr<StreamRecorder> recorder;
   // The trace is written as the run goes (to trace_out's temporary file).
   std::unique_ptr<ChromeTrace> trace;
-  std::unique_ptr<Pe> pe;
+  std::unique_ptr<PeTop> top;
+  Pe* pe = nullptr;
   // Observers of pe's signals, destroyed before it.
   std::unique_ptr<CounterProbe> occupancy;
   // The summary statistics, computed as the run goes (constant memory).
@@ -110,7 +112,8 @@ RunResult run_in_process(const RunSpec& spec) {
   try {
     if (!spec.trace_path.empty()) trace_out = std::make_unique<OutputFile>(spec.trace_path, "trace");
     if (!spec.stats_path.empty()) stats_out = std::make_unique<OutputFile>(spec.stats_path, "statistics");
-    pe = std::make_unique<Pe>("pe", spec.config);
+    top = std::make_unique<PeTop>(spec.config);
+    pe = &top->pe();
     // The records stay in memory only for the caller; otherwise they are
     // streamed (op log file, trace, summary) or just counted.
     pe->op_log().configure(spec.keep_records, spec.oplog_path);
@@ -148,7 +151,7 @@ RunResult run_in_process(const RunSpec& spec) {
     return r;
   }
   r.launches = pe->pe_cpu.results();
-  r.data_bytes = pe->data_bytes();
+  r.data_bytes = top->data_bytes();
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   r.peak_rss_kb = uint64_t(usage.ru_maxrss);

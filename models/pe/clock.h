@@ -29,6 +29,8 @@ namespace kb {
 
 // The current simulation time in ps; inline, unlike sc_time_stamp().
 inline uint64_t now_ps() { return sc_core::sc_get_curr_simcontext()->time_stamp().value(); }
+inline uint64_t ps_of(const sc_core::sc_time& t) { return t.value(); }
+inline sc_core::sc_time from_ps(uint64_t ps) { return sc_core::sc_time::from_value(ps); }
 
 // Exact period arithmetic needs more than 64 bits (GCC and clang).
 __extension__ using Uint128 = unsigned __int128;

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "models/pe/dtype_codec.h"
+
 namespace kb {
 
 namespace {
@@ -63,28 +65,31 @@ void math_region(DataContext& ctx, MathOp op, const std::vector<Handle>& in, Han
   std::vector<float> result;
   if (math_op_is_reduction(op)) {  // out [rows, 1] from src [rows, cols]
     const TensorDesc& a = *src[0];
-    for (int64_t r = r0; r < r0 + nr; ++r) {
+    const std::vector<float> x = ctx.port.read_block(a, r0, nr, 0, a.cols);
+    for (int64_t r = 0; r < nr; ++r) {
       float acc = op == MathOp::kRowMax ? -std::numeric_limits<float>::infinity() : 0.0f;
       for (int64_t c = 0; c < a.cols; ++c) {
-        const float x = ctx.mem.get(a, r, c);
-        acc = op == MathOp::kRowMax ? std::max(acc, x) : acc + x;
+        const float v = x[size_t(r * a.cols + c)];
+        acc = op == MathOp::kRowMax ? std::max(acc, v) : acc + v;
       }
       result.push_back(acc);
     }
-    for (int64_t r = r0; r < r0 + nr; ++r) ctx.mem.set(out, r, 0, result[size_t(r - r0)]);
+    ctx.port.write_block(out, r0, nr, 0, 1, result);
     return;
   }
+  const bool bcast = is_bcast(op);
+  const std::vector<float> a = src.size() > 0 ? ctx.port.read_block(*src[0], r0, nr, c0, nc) : std::vector<float>();
+  const std::vector<float> b = src.size() > 1 ? ctx.port.read_block(*src[1], r0, nr, bcast ? 0 : c0, bcast ? 1 : nc)
+                                              : std::vector<float>();
   result.reserve(size_t(nr * nc));
-  for (int64_t r = r0; r < r0 + nr; ++r) {
-    for (int64_t c = c0; c < c0 + nc; ++c) {
-      const float a = src.size() > 0 ? ctx.mem.get(*src[0], r, c) : 0.0f;
-      const float b = src.size() > 1 ? ctx.mem.get(*src[1], r, is_bcast(op) ? 0 : c) : 0.0f;
-      result.push_back(apply(op, a, b, extra));
+  for (int64_t r = 0; r < nr; ++r) {
+    for (int64_t c = 0; c < nc; ++c) {
+      const float av = a.empty() ? 0.0f : a[size_t(r * nc + c)];
+      const float bv = b.empty() ? 0.0f : b[size_t(bcast ? r : r * nc + c)];
+      result.push_back(apply(op, av, bv, extra));
     }
   }
-  size_t i = 0;
-  for (int64_t r = r0; r < r0 + nr; ++r)
-    for (int64_t c = c0; c < c0 + nc; ++c) ctx.mem.set(out, r, c, result[i++]);
+  ctx.port.write_block(out, r0, nr, c0, nc, result);
 }
 
 void math_full(DataContext& ctx, MathOp op, const std::vector<Handle>& in, Handle out,
@@ -93,58 +98,54 @@ void math_full(DataContext& ctx, MathOp op, const std::vector<Handle>& in, Handl
   math_region(ctx, op, in, out, extra, 0, o.rows, 0, math_op_is_reduction(op) ? 1 : o.cols);
 }
 
-// acc[i, j] += sum over k in [k0, k0+kk) of a[m0+i, k] * b[k, n0+j] (b^T when
-// transposed), in fp32, k ascending.
-void gemm_accumulate(DataContext& ctx, const TensorDesc& a, const TensorDesc& b, bool transpose_b,
-                     int64_t m0, int64_t rows, int64_t n0, int64_t cols, int64_t k0, int64_t kk,
-                     std::vector<float>& acc) {
+// A block's values: its staged bytes when a DMA_READ brought it in (taken
+// out of the staging buffer), else read from TCM.
+std::vector<float> operand_block(DataContext& ctx, CommandData& d, char role, int64_t tile,
+                                 const TensorDesc& t, int64_t r0, int64_t nr, int64_t c0, int64_t nc) {
+  auto it = d.staging.find({role, tile});
+  if (it == d.staging.end()) return ctx.port.read_block(t, r0, nr, c0, nc);
+  const uint64_t el = dtype_bytes(t.dtype);
+  std::vector<float> v(size_t(nr * nc));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = decode_element(&it->second[i * el], t.dtype);
+  d.staging.erase(it);
+  return v;
+}
+
+// acc[i, j] += sum over k in [0, kk) of a[i, k] * b[k, j] over blocks a
+// [rows x kk] and b [kk x cols] (b^T [cols x kk] when transposed), in
+// fp32, k ascending.
+void gemm_accumulate(const std::vector<float>& a, const std::vector<float>& b, bool transpose_b,
+                     int64_t rows, int64_t cols, int64_t kk, std::vector<float>& acc) {
   for (int64_t i = 0; i < rows; ++i) {
     for (int64_t j = 0; j < cols; ++j) {
       float sum = acc[size_t(i * cols + j)];
-      for (int64_t k = k0; k < k0 + kk; ++k) {
-        const float bv = transpose_b ? ctx.mem.get(b, n0 + j, k) : ctx.mem.get(b, k, n0 + j);
-        sum += ctx.mem.get(a, m0 + i, k) * bv;
+      for (int64_t k = 0; k < kk; ++k) {
+        const float bv = transpose_b ? b[size_t(j * kk + k)] : b[size_t(k * cols + j)];
+        sum += a[size_t(i * kk + k)] * bv;
       }
       acc[size_t(i * cols + j)] = sum;
     }
   }
 }
 
-std::vector<float> read_block(const DataContext& ctx, const TensorDesc& t, int64_t r0, int64_t nr,
-                              int64_t c0, int64_t nc) {
-  std::vector<float> v;
-  v.reserve(size_t(nr * nc));
-  for (int64_t r = r0; r < r0 + nr; ++r)
-    for (int64_t c = c0; c < c0 + nc; ++c) v.push_back(ctx.mem.get(t, r, c));
-  return v;
-}
-
-void write_block(DataContext& ctx, const TensorDesc& t, int64_t r0, int64_t nr, int64_t c0,
-                 int64_t nc, const std::vector<float>& v) {
-  size_t i = 0;
-  for (int64_t r = r0; r < r0 + nr; ++r)
-    for (int64_t c = c0; c < c0 + nc; ++c) ctx.mem.set(t, r, c, v[i++]);
-}
-
-void copy_tensor(DataContext& ctx, Handle dst, Handle src) {
-  const TensorDesc& d = ctx.table.at(dst);
-  const TensorDesc& s = ctx.table.at(src);
-  write_block(ctx, d, 0, d.rows, 0, d.cols, read_block(ctx, s, 0, s.rows, 0, s.cols));
+// The whole GEMM out (+)= a @ b over TCM tensors.
+void gemm_full(DataContext& ctx, const TensorDesc& a, const TensorDesc& b, const TensorDesc& out,
+               bool transpose_b, bool accumulate, int64_t m, int64_t n, int64_t k) {
+  std::vector<float> acc = accumulate ? ctx.port.read_block(out, 0, m, 0, n)
+                                      : std::vector<float>(size_t(m * n), 0.0f);
+  const std::vector<float> av = ctx.port.read_block(a, 0, m, 0, k);
+  const std::vector<float> bv = transpose_b ? ctx.port.read_block(b, 0, n, 0, k) : ctx.port.read_block(b, 0, k, 0, n);
+  gemm_accumulate(av, bv, transpose_b, m, n, k, acc);
+  ctx.port.write_block(out, 0, m, 0, n, acc);
 }
 
 void single_op(DataContext& ctx, const Command& cmd) {
-  if (const auto* c = std::get_if<DmaReadCmd>(&cmd)) return copy_tensor(ctx, c->dst, c->src);
-  if (const auto* c = std::get_if<DmaWriteCmd>(&cmd)) return copy_tensor(ctx, c->dst, c->src);
-  if (const auto* c = std::get_if<CopyCmd>(&cmd)) return copy_tensor(ctx, c->dst, c->src);
   if (const auto* c = std::get_if<MathCmd>(&cmd)) return math_full(ctx, c->op, c->operands, c->out, c->extra);
   if (const auto* c = std::get_if<GemmCmd>(&cmd)) {
-    const TensorDesc& out = ctx.table.at(c->out);
-    std::vector<float> acc = c->accumulate ? read_block(ctx, out, 0, c->m, 0, c->n)
-                                           : std::vector<float>(size_t(c->m * c->n), 0.0f);
-    gemm_accumulate(ctx, ctx.table.at(c->a), ctx.table.at(c->b), c->transpose_b, 0, c->m, 0, c->n,
-                    0, c->k, acc);
-    write_block(ctx, out, 0, c->m, 0, c->n, acc);
+    gemm_full(ctx, ctx.table.at(c->a), ctx.table.at(c->b), ctx.table.at(c->out), c->transpose_b,
+              c->accumulate, c->m, c->n, c->k);
   }
+  // DMA_READ, DMA_WRITE and COPY: PE_DMA moves their bytes (pe_dma.h).
 }
 
 std::vector<Handle> operand_handles(const OpSpec& op) {
@@ -157,16 +158,12 @@ void composite_stage(DataContext& ctx, const Stage& s, CommandData& d) {
   const auto& comp = std::get<CompositeCmd>(d.cmd);
   if (s.op_index < 0) return;
   const OpSpec& op = comp.ops[size_t(s.op_index)];
-  if (s.tile < 0) {  // prologue / epilogue: the whole op
+  if (s.tile < 0) {  // prologue / epilogue: the whole op, on TCM tensors
     if (op.is_gemm()) {
       const TensorDesc& out = ctx.table.at(op.out);
       const TensorDesc& a = ctx.table.at(operand(op, "a"));
-      std::vector<float> acc = extra_flag(op.extra, "accumulate")
-                                   ? read_block(ctx, out, 0, out.rows, 0, out.cols)
-                                   : std::vector<float>(size_t(out.rows * out.cols), 0.0f);
-      gemm_accumulate(ctx, a, ctx.table.at(operand(op, "b")), extra_flag(op.extra, "transpose_b"),
-                      0, out.rows, 0, out.cols, 0, a.cols, acc);
-      write_block(ctx, out, 0, out.rows, 0, out.cols, acc);
+      gemm_full(ctx, a, ctx.table.at(operand(op, "b")), out, extra_flag(op.extra, "transpose_b"),
+                extra_flag(op.extra, "accumulate"), out.rows, out.cols, a.cols);
       return;
     }
     MathOp m{};
@@ -178,21 +175,33 @@ void composite_stage(DataContext& ctx, const Stage& s, CommandData& d) {
   switch (s.kind) {
     case RecordKind::kGemm: {
       const TensorDesc& out = ctx.table.at(op.out);
+      const bool transpose_b = extra_flag(op.extra, "transpose_b");
       auto it = d.accumulators.find(key);
       if (s.k0 == 0) {
         std::vector<float> init = extra_flag(op.extra, "accumulate")
-                                      ? read_block(ctx, out, s.m0, s.m, s.n0, s.n)
+                                      ? operand_block(ctx, d, 'o', s.tile, out, s.m0, s.m, s.n0, s.n)
                                       : std::vector<float>(size_t(s.m * s.n), 0.0f);
         it = d.accumulators.insert_or_assign(key, std::move(init)).first;
       }
-      gemm_accumulate(ctx, ctx.table.at(operand(op, "a")), ctx.table.at(operand(op, "b")),
-                      extra_flag(op.extra, "transpose_b"), s.m0, s.m, s.n0, s.n, s.k0, s.k,
-                      it->second);
+      const TensorDesc& a = ctx.table.at(operand(op, "a"));
+      const TensorDesc& b = ctx.table.at(operand(op, "b"));
+      const std::vector<float> av = operand_block(ctx, d, 'a', s.tile, a, s.m0, s.m, s.k0, s.k);
+      const std::vector<float> bv = transpose_b ? operand_block(ctx, d, 'b', s.tile, b, s.n0, s.n, s.k0, s.k)
+                                                : operand_block(ctx, d, 'b', s.tile, b, s.k0, s.k, s.n0, s.n);
+      gemm_accumulate(av, bv, transpose_b, s.m, s.n, s.k, it->second);
       return;
     }
     case RecordKind::kStore: {
       auto it = d.accumulators.find(key);
-      write_block(ctx, ctx.table.at(op.out), s.m0, s.m, s.n0, s.n, it->second);
+      const TensorDesc& out = ctx.table.at(op.out);
+      if (s.role == 'w') {  // the output lives in HBM: staged for the DMA_WRITE
+        const uint64_t el = dtype_bytes(out.dtype);
+        std::vector<uint8_t>& bytes = d.staging[{'w', s.tile}];
+        bytes.resize(it->second.size() * el);
+        for (size_t i = 0; i < it->second.size(); ++i) encode_element(it->second[i], out.dtype, &bytes[i * el]);
+      } else {
+        ctx.port.write_block(out, s.m0, s.m, s.n0, s.n, it->second);
+      }
       d.accumulators.erase(it);
       return;
     }
@@ -202,7 +211,7 @@ void composite_stage(DataContext& ctx, const Stage& s, CommandData& d) {
       math_region(ctx, m, operand_handles(op), op.out, op.extra, s.m0, s.m, s.n0, s.n);
       return;
     }
-    default: return;  // DMA_READ, FETCH, DMA_WRITE: see the header
+    default: return;  // FETCH moves no values; DMA stages are PE_DMA's
   }
 }
 
@@ -221,26 +230,28 @@ void execute_stage_data(const Stage& s, CommandData& d, DataContext& ctx) {
   else single_op(ctx, d.cmd);
 }
 
-void host_fill_random(DataContext& ctx, const TensorDesc& t, uint64_t seed, double lo, double hi) {
+void host_fill_random(DataPort& port, const TensorDesc& t, uint64_t seed, double lo, double hi) {
   uint64_t state = seed;
-  for (int64_t r = 0; r < t.rows; ++r) {
+  std::vector<float> row(size_t(t.cols));
+  for (int64_t r = 0; r < t.rows; ++r) {  // a row at a time: bounded memory
     for (int64_t c = 0; c < t.cols; ++c) {
       const double u = double(next(state) >> 11) * (1.0 / 9007199254740992.0);  // [0, 1)
-      ctx.mem.set(t, r, c, float(lo + (hi - lo) * u));
+      row[size_t(c)] = float(lo + (hi - lo) * u);
     }
+    port.write_block(t, r, 1, 0, t.cols, row);
   }
 }
 
-void host_write(DataContext& ctx, const TensorDesc& t, const std::vector<float>& values) {
+void host_write(DataPort& port, const TensorDesc& t, const std::vector<float>& values) {
   if (values.size() != size_t(t.elements())) {
     throw KernelError("host write of " + std::to_string(values.size()) + " values to '" + t.name +
                       "' " + t.shape_string() + " (" + std::to_string(t.elements()) + " elements)");
   }
-  write_block(ctx, t, 0, t.rows, 0, t.cols, values);
+  port.write_block(t, 0, t.rows, 0, t.cols, values);
 }
 
-std::vector<float> host_read(const DataContext& ctx, const TensorDesc& t) {
-  return read_block(ctx, t, 0, t.rows, 0, t.cols);
+std::vector<float> host_read(DataPort& port, const TensorDesc& t) {
+  return port.read_block(t, 0, t.rows, 0, t.cols);
 }
 
 }  // namespace kb

@@ -3,14 +3,19 @@
 // and nothing touches its outputs before it completes), so data follows the
 // same tile plan and ordering as time. fp32 arithmetic throughout; results
 // are rounded to the destination dtype when stored (bf16: nearest even).
+// Values travel through the engines' `data` sockets (data_port.h): no
+// module reaches into another's storage.
 //
 // Composite stages: a tile GEMM accumulates its K slice into the output
 // block's fp32 accumulator (initialised from the output when the op
 // accumulates), STORE writes the block, tile math ops then work on that
-// block, prologue/epilogue ops on whole tensors. DMA_READ, FETCH and
-// DMA_WRITE move no values of their own: the GEMM reads its operand blocks
-// where they live and STORE writes where the output lives, which gives the
-// same values since the scoreboard keeps those tensors unchanged meanwhile.
+// block, prologue/epilogue ops on whole tensors. Blocks of tensors in HBM
+// are staged: a DMA_READ brings an operand block in through PE_DMA's `mem`
+// socket and leaves it in the command's staging buffer, where its tile's
+// GEMM takes it; a STORE of an output block in HBM leaves it there for its
+// DMA_WRITE. The staging buffers stand for the plan's double-buffered TCM
+// tile buffers (the plan gives them no TCM addresses). FETCH moves no values.
+// PE_DMA moves single-op transfers and staged blocks itself (pe_dma.h).
 #pragma once
 
 #include <cstdint>
@@ -18,30 +23,34 @@
 #include <utility>
 #include <vector>
 
-#include "models/mem/backing_store.h"
 #include "models/pe/commands.h"
+#include "models/pe/data_port.h"
 #include "models/pe/stage.h"
 #include "models/pe/tensor_table.h"
 
 namespace kb {
 
-// Per in-flight command: the command and its open output-block accumulators.
+// Per in-flight command: the command, its open output-block accumulators
+// and its staged blocks.
 struct CommandData {
   Command cmd;
   std::map<std::pair<int64_t, int64_t>, std::vector<float>> accumulators;  // (m0, n0)
+  std::map<std::pair<char, int64_t>, std::vector<uint8_t>> staging;        // (Stage::role, tile)
 };
 
 struct DataContext {
-  BackingStore& mem;
+  DataPort& port;
   const TensorTable& table;
 };
 
+// GEMM, MATH and PE_TCM stages.
 void execute_stage_data(const Stage& s, CommandData& d, DataContext& ctx);
 
-// Host side (zero simulated time): fill with uniform values in [lo, hi) from
-// a seeded generator, rounded to the tensor's dtype; read back as floats.
-void host_fill_random(DataContext& ctx, const TensorDesc& t, uint64_t seed, double lo, double hi);
-void host_write(DataContext& ctx, const TensorDesc& t, const std::vector<float>& values);
-std::vector<float> host_read(const DataContext& ctx, const TensorDesc& t);
+// Host side (zero simulated time, debug transport): fill with uniform
+// values in [lo, hi) from a seeded generator, rounded to the tensor's
+// dtype; write given values; read back as floats.
+void host_fill_random(DataPort& port, const TensorDesc& t, uint64_t seed, double lo, double hi);
+void host_write(DataPort& port, const TensorDesc& t, const std::vector<float>& values);
+std::vector<float> host_read(DataPort& port, const TensorDesc& t);
 
 }  // namespace kb

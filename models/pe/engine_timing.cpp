@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <string>
 
+#include "models/mem/hbm.h"
 #include "models/pe/tensor_table.h"
 #include "models/util/checked.h"
 
@@ -52,7 +53,11 @@ uint64_t ceil_div_real(uint64_t bytes, double per_cycle) {
 }
 
 uint64_t hbm_access_cycles(const PeConfig& cfg, uint64_t bytes) {
-  return add(cfg.hbm.latency_cycles, ceil_div_real(bytes, cfg.hbm_bytes_per_cycle()), "HBM access");
+  try {
+    return hbm_access_cycles(hbm_timing(cfg), bytes);  // the HBM's own formula (models/mem/hbm.h)
+  } catch (const std::overflow_error& e) {
+    throw KernelError(e.what());
+  }
 }
 
 uint64_t dma_cycles(const PeConfig& cfg, const Stage& s) {

@@ -18,7 +18,8 @@ inline uint64_t ceil_div(uint64_t a, uint64_t b) { return a / b + (a % b != 0); 
 // bits (issue 11: never a wrapped figure).
 uint64_t ceil_div_real(uint64_t bytes, double per_cycle);
 
-// HBM access: latency + ceil(bytes / (channels x GB/s x eff / f)).
+// HBM access, uncontended: latency + ceil(bytes / (channels x GB/s x eff /
+// f)); the HBM model's formula (models/mem/hbm.h), with KernelError.
 uint64_t hbm_access_cycles(const PeConfig& cfg, uint64_t bytes);
 // DMA stage: setup + HBM access (DMA_READ/WRITE), or setup + TCM copy.
 uint64_t dma_cycles(const PeConfig& cfg, const Stage& s);

@@ -1,32 +1,52 @@
 #include "models/pe/pe.h"
 
+#include "models/mem/address_map.h"
+
 namespace kb {
 
-Pe::Pe(sc_core::sc_module_name name, const PeConfig& cfg)
+namespace {
+
+std::vector<Router::Region> bus_map(const PeConfig& cfg) {
+  return {{"tcm", MemoryRange{kTcmBase, kTcmBase + cfg.tcm.size_bytes}},
+          {"mem", MemoryRange{0, 0}}};  // everything else leaves the PE
+}
+
+}  // namespace
+
+Pe::Pe(sc_core::sc_module_name name, const PeConfig& cfg, uint32_t index, const LinkBinder& binder)
     : sc_module(name),
+      mem("mem"),
       cfg_(cfg),
-      table_(cfg_.tcm.size_bytes),
-      data_{store_, table_},
-      pe_cpu("pe_cpu", cfg_, table_, log_, data_),
+      index_(index),
+      table_(cfg_.tcm.size_bytes, hbm_alloc_base(index)),
+      pe_cpu("pe_cpu", cfg_, table_, log_),
       pe_scheduler("pe_scheduler", cfg_, table_, log_),
       pe_dma("pe_dma", cfg_),
       pe_gemm("pe_gemm", cfg_),
       pe_math("pe_math", cfg_),
       pe_tcm("pe_tcm", cfg_),
-      hbm("hbm", cfg_) {
-  pe_cpu.cmd.bind(pe_scheduler.in);
-  pe_scheduler.dma.bind(pe_dma.in);
-  pe_scheduler.gemm.bind(pe_gemm.in);
-  pe_scheduler.math.bind(pe_math.in);
-  pe_scheduler.tcm.bind(pe_tcm.in);
-  pe_dma.mem.bind(hbm.in);
-  pe_scheduler.on_fault([this](uint64_t id, const char* type, const std::string& what) { pe_cpu.fault(id, type, what); });
-  if (cfg_.data_mode) {
-    for (StageEngine* e : {static_cast<StageEngine*>(&pe_dma), static_cast<StageEngine*>(&pe_gemm),
-                           static_cast<StageEngine*>(&pe_math), static_cast<StageEngine*>(&pe_tcm)}) {
-      e->set_data(&data_);
-    }
+      pe_bus("pe_bus", bus_map(cfg_)) {
+  const LinkBinder bind = binder ? binder : [](tlm::tlm_initiator_socket<32>& from, TargetSocketBase& to,
+                                               const std::string&) { from.bind(to); };
+  auto link = [&](tlm::tlm_initiator_socket<32>& from, TargetSocketBase& to) {
+    bind(from, to, std::string(from.name()) + " -> " + to.get_base_export().name());
+  };
+  link(pe_cpu.cmd, pe_scheduler.in);
+  link(pe_scheduler.dma, pe_dma.in);
+  link(pe_scheduler.gemm, pe_gemm.in);
+  link(pe_scheduler.math, pe_math.in);
+  link(pe_scheduler.tcm, pe_tcm.in);
+  // Every access to memory goes through the PE's bus.
+  link(pe_cpu.data, pe_bus.in);
+  link(pe_dma.mem, pe_bus.in);
+  for (StageEngine* e : {static_cast<StageEngine*>(&pe_dma), static_cast<StageEngine*>(&pe_gemm),
+                         static_cast<StageEngine*>(&pe_math), static_cast<StageEngine*>(&pe_tcm)}) {
+    link(e->data, pe_bus.in);
+    if (cfg_.data_mode) e->set_data(&table_);
   }
+  link(pe_bus.out[0], pe_tcm.sram);
+  pe_bus.out[1].bind(mem);  // hierarchical: the PE's own socket
+  pe_scheduler.on_fault([this](uint64_t id, const char* type, const std::string& what) { pe_cpu.fault(id, type, what); });
 }
 
 }  // namespace kb

@@ -1,20 +1,24 @@
-// The PE top: PE_CPU, PE_SCHEDULER, PE_DMA, PE_GEMM, PE_MATH, PE_TCM and the
-// PE's HBM share, bound socket to socket.
+// The PE: PE_CPU, PE_SCHEDULER, the engines PE_DMA, PE_GEMM, PE_MATH and
+// PE_TCM (which holds the TCM), and the PE's bus. Everything that leaves
+// the PE goes out through `mem`: the top binds it to an interconnect and
+// the HBM (models/top/pe_top.h); the PE owns no memory outside itself.
 //
-//  kernel --tl--> pe_cpu --cmd--> pe_scheduler --dma-->  pe_dma --mem--> hbm
+//  kernel --tl--> pe_cpu --cmd--> pe_scheduler --dma-->  pe_dma
 //                                              --gemm--> pe_gemm
 //                                              --math--> pe_math
 //                                              --tcm-->  pe_tcm
+//  pe_cpu.data, pe_dma.mem, every engine's data --> pe_bus --> pe_tcm.sram  [0, tcm.size_bytes)
+//                                                         --> mem          (everything else)
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include <systemc>
+#include <tlm>
 
 #include "models/config/pe_config.h"
-#include "models/mem/backing_store.h"
-#include "models/mem/hbm.h"
-#include "models/pe/data_exec.h"
+#include "models/interconnect/router.h"
 #include "models/pe/pe_cpu.h"
 #include "models/pe/pe_dma.h"
 #include "models/pe/pe_gemm.h"
@@ -26,14 +30,29 @@
 
 namespace kb {
 
+// Binds an initiator socket of the PE to a target socket of the PE; the
+// default binds them directly. A test or VP may put something between
+// them, such as a protocol checker. `link` names the binding
+// ("pe_cpu.cmd -> pe_scheduler.in").
+using TargetSocketBase =
+    tlm::tlm_base_target_socket_b<32, tlm::tlm_fw_transport_if<>, tlm::tlm_bw_transport_if<>>;
+using LinkBinder =
+    std::function<void(tlm::tlm_initiator_socket<32>& from, TargetSocketBase& to, const std::string& link)>;
+
 class Pe : public sc_core::sc_module {
  public:
-  Pe(sc_core::sc_module_name name, const PeConfig& cfg);
+  tlm::tlm_initiator_socket<32> mem;  // to the interconnect: HBM and beyond
+
+  // `index`: the PE's number in its top; it places the PE's HBM
+  // allocations (models/mem/address_map.h).
+  Pe(sc_core::sc_module_name name, const PeConfig& cfg, uint32_t index = 0,
+     const LinkBinder& binder = {});
 
   const PeConfig& config() const { return cfg_; }
+  uint32_t index() const { return index_; }
   OpLog& op_log() { return log_; }
   TensorTable& tensors() { return table_; }
-  uint64_t data_bytes() const { return store_.bytes(); }
+  uint64_t tcm_data_bytes() const { return pe_tcm.stored_bytes(); }  // data mode's TCM allocation
   // Drive the trace signals (VCD, occupancy probe); off by default because
   // every change costs a process activation.
   void enable_signals(bool on) {
@@ -43,10 +62,9 @@ class Pe : public sc_core::sc_module {
 
  private:
   const PeConfig cfg_;  // owned copy: modules keep references to it
+  const uint32_t index_;
   OpLog log_;
   TensorTable table_;
-  BackingStore store_;  // data mode values; empty in timing mode
-  DataContext data_;
 
  public:
   PeCpu pe_cpu;
@@ -55,7 +73,7 @@ class Pe : public sc_core::sc_module {
   PeGemm pe_gemm;
   PeMath pe_math;
   PeTcm pe_tcm;
-  Hbm hbm;
+  Router pe_bus;
 };
 
 }  // namespace kb

@@ -8,16 +8,16 @@
 
 namespace kb {
 
-PeCpu::PeCpu(sc_core::sc_module_name name, const PeConfig& cfg, TensorTable& table, OpLog& log,
-             DataContext& data)
+PeCpu::PeCpu(sc_core::sc_module_name name, const PeConfig& cfg, TensorTable& table, OpLog& log)
     : sc_module(name),
       cmd("cmd"),
+      data("data"),
       state_signal("state"),
       descriptors_signal("descriptors"),
       cfg_(cfg),
       table_(table),
       log_(log),
-      data_(data),
+      host_(data, DataPort::Debug{}),
       clock_(cfg.clock_freq_ghz) {
   SC_HAS_PROCESS(PeCpu);
   SC_THREAD(run);
@@ -67,14 +67,14 @@ void PeCpu::host_fill_random(Handle h, uint64_t seed, double lo, double hi) {
   drain();
   const TensorDesc& t = table_.at(h);
   if (observer_) observer_->on_host_fill(h, seed, lo, hi);
-  if (cfg_.data_mode) kb::host_fill_random(data_, t, seed, lo, hi);
+  if (cfg_.data_mode) kb::host_fill_random(host_, t, seed, lo, hi);
   init_.mark(t);
 }
 
 void PeCpu::host_write(Handle h, const std::vector<float>& values) {
   drain();
   const TensorDesc& t = table_.at(h);
-  if (cfg_.data_mode) kb::host_write(data_, t, values);
+  if (cfg_.data_mode) kb::host_write(host_, t, values);
   init_.mark(t);
 }
 
@@ -87,7 +87,7 @@ std::vector<float> PeCpu::host_read(Handle h) {
   if (!init_.initialised(t)) {
     throw KernelError("host read of uninitialised '" + table_.name_of(t) + "' " + t.shape_string());
   }
-  return kb::host_read(data_, t);
+  return kb::host_read(host_, t);
 }
 
 DispatchTotals PeCpu::dispatch_totals() const {
@@ -336,13 +336,21 @@ void PeCpu::sync() {
 void PeCpu::drain() {
   sync();
   set_state(CpuState::kWaiting);
+  // The completion register: returns once the queue is empty, with the
+  // number of descriptors completed.
+  uint64_t completed = 0;
   tlm::tlm_generic_payload p;
   p.set_command(tlm::TLM_READ_COMMAND);
   p.set_address(kDrainAddress);
-  p.set_data_ptr(nullptr);
-  p.set_data_length(0);
+  p.set_data_ptr(reinterpret_cast<unsigned char*>(&completed));
+  p.set_data_length(sizeof completed);
+  p.set_streaming_width(sizeof completed);
+  p.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
   cmd->b_transport(p, delay);
+  if (!p.is_response_ok() || completed != descriptors_written_) {
+    SC_REPORT_ERROR(name(), "the completion register disagrees with the descriptors written");
+  }
   set_state(CpuState::kIdle);
 }
 

@@ -37,6 +37,7 @@
 #include "models/pe/commands.h"
 #include "models/pe/cost_model.h"
 #include "models/pe/data_exec.h"
+#include "models/pe/data_port.h"
 #include "models/pe/init_tracker.h"
 #include "models/pe/tensor_table.h"
 #include "models/trace/op_log.h"
@@ -108,10 +109,10 @@ enum class CpuState : uint8_t { kIdle, kDispatching, kStalled, kWaiting };
 
 class PeCpu : public sc_core::sc_module {
  public:
-  tlm_utils::simple_initiator_socket<PeCpu> cmd;  // to PE_SCHEDULER
+  tlm_utils::simple_initiator_socket<PeCpu> cmd;   // to PE_SCHEDULER
+  tlm_utils::simple_initiator_socket<PeCpu> data;  // host access to TCM and HBM (debug transport)
 
-  PeCpu(sc_core::sc_module_name name, const PeConfig& cfg, TensorTable& table, OpLog& log,
-        DataContext& data);
+  PeCpu(sc_core::sc_module_name name, const PeConfig& cfg, TensorTable& table, OpLog& log);
 
   // Queues a kernel; launches run back to back, in order, from time 0.
   void launch(const std::string& name, Kernel kernel);
@@ -143,8 +144,9 @@ class PeCpu : public sc_core::sc_module {
   void fault(uint64_t id, const char* cmd_type, const std::string& what);
 
   // Host access to memory, in zero simulated time after the queue drains
-  // (so no command still in flight touches the tensor). Initialising works
-  // in both modes (it marks the tensor as holding values; data mode also
+  // (so no command still in flight touches the tensor), by debug transport
+  // on `data` (TCM inside the PE, HBM through `mem`). Initialising works in
+  // both modes (it marks the tensor as holding values; data mode also
   // writes them); reading needs data mode.
   void host_fill_random(Handle h, uint64_t seed, double lo, double hi);
   void host_write(Handle h, const std::vector<float>& values);
@@ -189,7 +191,7 @@ class PeCpu : public sc_core::sc_module {
   const PeConfig& cfg_;
   TensorTable& table_;
   OpLog& log_;
-  DataContext& data_;
+  DataPort host_;  // on `data`
   InitTracker init_;
   Clock clock_;
   CpuObserver* observer_ = nullptr;

@@ -1,28 +1,206 @@
 #include "models/pe/pe_dma.h"
 
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
+#include "models/mem/address_map.h"
 #include "models/pe/engine_timing.h"
 
 namespace kb {
 
-PeDma::PeDma(sc_core::sc_module_name name, const PeConfig& cfg)
-    : StageEngine(name, cfg), mem("mem") {}
+PeDma::PeDma(sc_core::sc_module_name name, const PeConfig& cfg) : StageEngine(name, cfg), mem("mem") {
+  mem.register_nb_transport_bw(this, &PeDma::nb_transport_bw);
+  SC_HAS_PROCESS(PeDma);
+  SC_METHOD(resume);
+  sensitive << resume_;
+  dont_initialize();
+}
 
-sc_core::sc_time PeDma::execute(const Stage& s) {
-  if (s.tcm_only) return StageEngine::execute(s);  // TCM -> TCM copy never leaves the PE
-  // Loosely timed: HBM annotates its access time onto the setup time.
-  sc_core::sc_time delay = clock_.cycles(cfg_.dma.setup_cycles);
-  burst_.set_command(s.kind == RecordKind::kDmaWrite ? tlm::TLM_WRITE_COMMAND
-                                                     : tlm::TLM_READ_COMMAND);
-  burst_.set_address(0);
-  burst_.set_data_ptr(nullptr);  // timing mode moves no data
-  burst_.set_data_length(static_cast<unsigned>(s.bytes));
-  burst_.set_streaming_width(static_cast<unsigned>(s.bytes));
-  burst_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-  mem->b_transport(burst_, delay);
-  if (burst_.is_response_error()) {
-    SC_REPORT_ERROR(name(), burst_.get_response_string().c_str());
+bool PeDma::in_tcm(const BytePattern& p) const {
+  return MemoryRange{kTcmBase, kTcmBase + cfg_.tcm.size_bytes}.contains(p.address, 1);
+}
+
+namespace {
+// A gap-free pattern is one run.
+uint64_t run_count(const BytePattern& p) { return p.pitch == p.run_bytes ? 1 : p.runs; }
+uint64_t run_length(const BytePattern& p) { return p.pitch == p.run_bytes ? p.run_bytes * p.runs : p.run_bytes; }
+}  // namespace
+
+std::optional<sc_core::sc_time> PeDma::execute(const Stage& s, CommandData* d) {
+  stage_ = &s;
+  data_ = data_mode() ? d : nullptr;
+  if (s.tcm_only) {  // never leaves the PE: the copy's formula
+    const sc_core::sc_time t = clock_.cycles(dma_cycles(cfg_, s));
+    if (data_) {
+      buffer_.resize(s.bytes);
+      for (uint64_t r = 0; r < s.src.runs; ++r)
+        port_.read(s.src.address + r * s.src.pitch, &buffer_[r * s.src.run_bytes], s.src.run_bytes);
+      for (uint64_t r = 0; r < s.dst.runs; ++r)
+        port_.write(s.dst.address + r * s.dst.pitch, &buffer_[r * s.dst.run_bytes], s.dst.run_bytes);
+    }
+    return t;
   }
-  return delay;
+  begin_transfer(s, d);
+  if (!send_bursts()) {
+    late_ = true;
+    return std::nullopt;  // resume() goes on when the memory answers
+  }
+  end_transfer();
+  return from_ps(end_ps_ - start_ps_);
+}
+
+void PeDma::begin_transfer(const Stage& s, CommandData* d) {
+  (void)d;
+  side_[0] = s.src;
+  side_[1] = s.dst;
+  for (int i = 0; i < 2; ++i) hbm_side_[i] = side_[i].runs > 0 && !in_tcm(side_[i]);
+  if (data_) {
+    buffer_.assign(s.bytes, 0);
+    if (s.src.runs == 0) {  // a staged block (data_exec.h)
+      auto it = data_->staging.find({s.role, s.tile});
+      if (it == data_->staging.end() || it->second.size() != s.bytes) {
+        throw KernelError("PE_DMA: no staged block for tile " + std::to_string(s.tile));
+      }
+      buffer_.swap(it->second);
+      data_->staging.erase(it);
+    } else if (!hbm_side_[0]) {  // TCM source
+      for (uint64_t r = 0; r < s.src.runs; ++r)
+        port_.read(s.src.address + r * s.src.pitch, &buffer_[r * s.src.run_bytes], s.src.run_bytes);
+    }
+  } else {
+    uint64_t longest = 0;
+    for (int i = 0; i < 2; ++i)
+      if (hbm_side_[i]) longest = std::max(longest, std::min(run_length(side_[i]), kMaxBurstBytes));
+    if (buffer_.size() < longest) buffer_.resize(longest);
+  }
+  start_ps_ = now_ps();
+  setup_ps_ = ps_of(clock_.cycles(cfg_.dma.setup_cycles));
+  end_ps_ = start_ps_ + setup_ps_;
+  cursor_ = Cursor{};
+  late_ = false;
+}
+
+void PeDma::end_transfer() {
+  if (!data_) return;
+  const Stage& s = *stage_;
+  if (s.dst.runs == 0) {  // to staging, for the tile's GEMM
+    data_->staging[{s.role, s.tile}] = std::move(buffer_);
+    buffer_.clear();
+  } else if (!hbm_side_[1]) {  // TCM destination
+    for (uint64_t r = 0; r < s.dst.runs; ++r)
+      port_.write(s.dst.address + r * s.dst.pitch, &buffer_[r * s.dst.run_bytes], s.dst.run_bytes);
+  }
+}
+
+bool PeDma::next_burst() {
+  while (cursor_.side < 2) {
+    const BytePattern& p = side_[cursor_.side];
+    if (!hbm_side_[cursor_.side] || cursor_.run >= run_count(p)) {
+      cursor_ = Cursor{cursor_.side + 1, 0, 0, 0};
+      continue;
+    }
+    const uint64_t length = run_length(p);
+    const uint64_t n = std::min(kMaxBurstBytes, length - cursor_.off);
+    tlm::tlm_generic_payload& b = burst_;
+    b.set_command(cursor_.side == 0 ? tlm::TLM_READ_COMMAND : tlm::TLM_WRITE_COMMAND);
+    b.set_address(p.address + cursor_.run * p.pitch + cursor_.off);
+    b.set_data_ptr(buffer_.data() + (data_ ? cursor_.buf : 0));
+    b.set_data_length(unsigned(n));
+    b.set_streaming_width(unsigned(n));
+    b.set_byte_enable_ptr(nullptr);
+    b.set_byte_enable_length(0);
+    b.set_dmi_allowed(false);
+    b.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    cursor_.off += n;
+    cursor_.buf += n;
+    if (cursor_.off == length) {
+      ++cursor_.run;
+      cursor_.off = 0;
+    }
+    return true;
+  }
+  return false;
+}
+
+bool PeDma::send_bursts() {
+  while (next_burst()) {
+    const uint64_t now = now_ps();
+    const uint64_t issue = start_ps_ + setup_ps_;  // every burst leaves when the setup ends
+    sc_core::sc_time delay = from_ps(issue > now ? issue - now : 0);
+    tlm::tlm_phase phase = tlm::BEGIN_REQ;
+    burst_.acquire();
+    request_open_ = true;
+    const tlm::tlm_sync_enum r = mem->nb_transport_fw(burst_, phase, delay);
+    if (r == tlm::TLM_COMPLETED) {
+      request_open_ = false;
+      burst_done(delay);
+      continue;
+    }
+    if (r == tlm::TLM_UPDATED && phase == tlm::BEGIN_RESP) {  // answered at once, in phases
+      request_open_ = false;
+      tlm::tlm_phase end = tlm::END_RESP;
+      sc_core::sc_time zero = sc_core::SC_ZERO_TIME;
+      mem->nb_transport_fw(burst_, end, zero);
+      burst_done(delay);
+      continue;
+    }
+    if (r == tlm::TLM_UPDATED && phase == tlm::END_REQ) request_open_ = false;
+    return false;  // the response comes on the backward path
+  }
+  return true;
+}
+
+void PeDma::burst_done(const sc_core::sc_time& delay) {
+  const bool ok = burst_.is_response_ok();
+  burst_.release();
+  if (!ok) burst_failed();
+  end_ps_ = std::max(end_ps_, now_ps() + ps_of(delay));
+}
+
+void PeDma::burst_failed() {
+  char where[32];
+  std::snprintf(where, sizeof where, "0x%llx", static_cast<unsigned long long>(burst_.get_address()));
+  throw KernelError(std::string("PE_DMA: ") + (burst_.is_read() ? "read" : "write") + " of " +
+                    std::to_string(burst_.get_data_length()) + " bytes at " + where + " failed: " +
+                    burst_.get_response_string());
+}
+
+tlm::tlm_sync_enum PeDma::nb_transport_bw(tlm::tlm_generic_payload& p, tlm::tlm_phase& phase,
+                                          sc_core::sc_time& delay) {
+  if (&p != &burst_ || !late_) {
+    SC_REPORT_ERROR(name(), "nb_transport_bw: a response to no burst in flight");
+    return tlm::TLM_COMPLETED;
+  }
+  if (phase == tlm::END_REQ) {
+    request_open_ = false;
+    return tlm::TLM_ACCEPTED;
+  }
+  if (phase != tlm::BEGIN_RESP) {
+    SC_REPORT_ERROR(name(), "nb_transport_bw: unexpected phase");
+    return tlm::TLM_COMPLETED;
+  }
+  request_open_ = false;
+  // Go on where the response lands, from a method of this module (not
+  // inside the target's call).
+  resume_.notify(delay);
+  return tlm::TLM_COMPLETED;
+}
+
+void PeDma::resume() {
+  try {
+    burst_done(sc_core::SC_ZERO_TIME);
+    if (!send_bursts()) return;
+    end_transfer();
+  } catch (const std::exception& e) {
+    error_ = e.what();
+    late_ = false;
+    finish(sc_core::SC_ZERO_TIME, false);
+    return;
+  }
+  late_ = false;
+  const uint64_t now = now_ps();
+  finish(from_ps(end_ps_ > now ? end_ps_ - now : 0), true);
 }
 
 }  // namespace kb

@@ -1,25 +1,78 @@
-// PE_DMA: moves tensors between HBM and TCM (DMA_READ / DMA_WRITE) and
-// within TCM (COPY). A transfer takes the DMA setup time, then one burst
-// over the `mem` socket to HBM: dma_cycles() in total.
+// PE_DMA: moves tensors between HBM and TCM (DMA_READ / DMA_WRITE), within
+// TCM (COPY) and a composite's HBM operand and output blocks.
+//
+// A transfer takes the DMA setup time, then its HBM side travels over `mem`
+// as bursts with the tensor's real addresses: one burst per contiguous run
+// of bytes (a row of a strided block; a gap-free tensor is one run), at
+// most kMaxBurstBytes each, all issued when the setup ends. The stage ends
+// when the last burst's response does: with the HBM to itself that is
+// dma_cycles() (engine_timing.h); sharing it costs what the HBM model says.
+// A TCM -> TCM copy never leaves the PE and takes dma_cycles() too.
+//
+// Data mode: the bursts carry the bytes; the TCM side is read or written
+// through the `data` socket, a composite's block through its staging
+// buffer (data_exec.h). Timing mode: the bursts point at a scratch buffer a
+// burst long; the HBM copies nothing.
+//
+// `mem` uses nb_transport (PE_SCHEDULER issues stages from methods). A
+// memory that answers TLM_COMPLETED (the HBM model, through the
+// interconnect) costs no process switch; one that answers later (an AT
+// target, or a b_transport-only target behind simple_target_socket) is
+// served one burst at a time, each burst sent once the previous request
+// phase ended, and the stage then finishes on PE_SCHEDULER's backward path.
 #pragma once
 
 #include <tlm_utils/simple_initiator_socket.h>
 
 #include "models/pe/stage_engine.h"
+#include "models/util/module_payload.h"
 
 namespace kb {
 
 class PeDma : public StageEngine {
  public:
-  tlm_utils::simple_initiator_socket<PeDma> mem;  // to HBM
+  static constexpr uint64_t kMaxBurstBytes = 64 * 1024;
+
+  tlm_utils::simple_initiator_socket<PeDma> mem;  // to HBM, through the PE's bus
 
   PeDma(sc_core::sc_module_name name, const PeConfig& cfg);
 
  protected:
-  sc_core::sc_time execute(const Stage& s) override;
+  std::optional<sc_core::sc_time> execute(const Stage& s, CommandData* d) override;
 
  private:
-  tlm::tlm_generic_payload burst_;  // reused: one transfer at a time
+  // The next burst of the transfer under way: the runs of src (reads) and
+  // then of dst (writes) that lie outside TCM.
+  struct Cursor {
+    int side = 0;       // 0: src, 1: dst, 2: done
+    uint64_t run = 0;   // in the side's pattern
+    uint64_t off = 0;   // within the run
+    uint64_t buf = 0;   // the burst's offset in buffer_ (data mode)
+  };
+  bool next_burst();    // fills burst_ from cursor_; false when none is left
+  bool in_tcm(const BytePattern& p) const;
+  void begin_transfer(const Stage& s, CommandData* d);
+  void end_transfer();  // data mode: the TCM or staging side
+  // Sends bursts until one does not complete at once; true when all did.
+  bool send_bursts();
+  void burst_done(const sc_core::sc_time& delay);  // a burst's response
+  tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload& p, tlm::tlm_phase& phase,
+                                     sc_core::sc_time& delay);
+  void resume();  // SC_METHOD on resume_: the next burst after a late response
+  [[noreturn]] void burst_failed();
+
+  const Stage* stage_ = nullptr;
+  CommandData* data_ = nullptr;
+  BytePattern side_[2];
+  bool hbm_side_[2] = {};
+  Cursor cursor_;
+  ModulePayload burst_;  // one burst at a time in flight
+  bool request_open_ = false;  // the burst's request phase has not ended
+  std::vector<uint8_t> buffer_;  // data mode: the transfer's bytes; else a burst's
+  uint64_t start_ps_ = 0, end_ps_ = 0;
+  uint64_t setup_ps_ = 0;  // the setup's end, from start_ps_
+  bool late_ = false;  // a burst answered later: the stage finishes later
+  sc_core::sc_event resume_;
 };
 
 }  // namespace kb

@@ -1,5 +1,7 @@
 #include "models/pe/pe_scheduler.h"
 
+#include <cstring>
+
 #include "models/pe/clock.h"
 #include "models/trace/stats.h"
 #include "models/util/asan_stack.h"
@@ -20,6 +22,9 @@ PeScheduler::PeScheduler(sc_core::sc_module_name name, const PeConfig& cfg,
       log_(log) {
   in.register_b_transport(this, &PeScheduler::b_transport);
   in.register_nb_transport_fw(this, &PeScheduler::nb_transport_fw);
+  for (Engine e : {Engine::kDma, Engine::kGemm, Engine::kMath, Engine::kTcm}) {
+    socket(e).register_nb_transport_bw(this, &PeScheduler::nb_transport_bw);
+  }
   SC_HAS_PROCESS(PeScheduler);
   SC_METHOD(update_signals);
   sensitive << changed_;
@@ -32,9 +37,12 @@ PeScheduler::PeScheduler(sc_core::sc_module_name name, const PeConfig& cfg,
     is.ext = new StageExtension;  // owned by the payload from here on
     is.payload.set_extension(is.ext);
     is.payload.set_command(tlm::TLM_WRITE_COMMAND);
-    is.payload.set_address(0);
-    is.payload.set_data_ptr(nullptr);
-    is.payload.set_data_length(0);
+    is.payload.set_address(0);  // the engine's stage register
+    is.payload.set_data_ptr(reinterpret_cast<unsigned char*>(&is.word));
+    is.payload.set_data_length(sizeof(StageWord));
+    is.payload.set_streaming_width(sizeof(StageWord));
+    is.payload.set_byte_enable_ptr(nullptr);
+    is.payload.set_dmi_allowed(false);
     const std::string engine = to_string(engine_component(Engine(e)));
     sc_core::sc_spawn_options issue_opts;
     issue_opts.spawn_method();
@@ -62,8 +70,12 @@ tlm_utils::simple_initiator_socket<PeScheduler>& PeScheduler::socket(Engine e) {
 
 const CommandExtension* PeScheduler::descriptor_write(tlm::tlm_generic_payload& payload) {
   const CommandExtension* ext = payload.get_extension<CommandExtension>();
-  if (!payload.is_write() || payload.get_address() != kQueueAddress || !ext || !ext->cmd) {
+  if (payload.get_address() != kQueueAddress) {
     payload.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    return nullptr;
+  }
+  if (!payload.is_write() || !ext || !ext->cmd) {
+    payload.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);
     return nullptr;
   }
   return ext;
@@ -74,8 +86,15 @@ void PeScheduler::b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_tim
     sc_core::wait(delay);
     delay = sc_core::SC_ZERO_TIME;
   }
-  if (payload.is_read() && payload.get_address() == kDrainAddress) {
+  if (payload.get_address() == kDrainAddress) {
+    if (!payload.is_read() || payload.get_data_length() != sizeof(completed_) || !payload.get_data_ptr() ||
+        payload.get_byte_enable_ptr()) {
+      payload.set_response_status(payload.is_read() ? tlm::TLM_BURST_ERROR_RESPONSE
+                                                    : tlm::TLM_COMMAND_ERROR_RESPONSE);
+      return;
+    }
     while (!inflight_.empty()) sc_core::wait(drained_);
+    std::memcpy(payload.get_data_ptr(), &completed_, sizeof(completed_));  // little-endian host
     payload.set_response_status(tlm::TLM_OK_RESPONSE);
     return;
   }
@@ -220,6 +239,7 @@ void PeScheduler::complete_command(InFlight& f) {
   if (StreamingStats* st = log_.stats()) st->occupancy(now_ps(), uint32_t(inflight_.size()));
   scoreboard_.remove(f.id);
   log_.command_done(f.id);
+  ++completed_;
   signal_change();
   if (blocked_writers_) slot_freed_.notify(sc_core::SC_ZERO_TIME);
   if (pending_write_) accept_event_.notify(sc_core::SC_ZERO_TIME);
@@ -261,17 +281,49 @@ void PeScheduler::issue_next(Engine e) {
   ready.pop();
   is.ext->stage = &is.r.f->plan.stage(is.r.slot);  // read during b_transport only
   is.ext->data = is.r.f->data.get();
+  is.ext->error = nullptr;
+  const Stage& stage = *is.ext->stage;
+  is.word = StageWord{stage.cmd_id, stage.seq, stage.tile, stage.bytes};
   is.payload.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
   busy_[int(e)] = true;
   signal_change();
   is.start_ps = now_ps();
   if (StreamingStats* st = log_.stats()) st->engine_busy(is.start_ps, int(e), true);
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-  socket(e)->b_transport(is.payload, delay);
+  tlm::tlm_phase phase = tlm::BEGIN_REQ;
+  is.payload.acquire();
+  const tlm::tlm_sync_enum r = socket(e)->nb_transport_fw(is.payload, phase, delay);
+  if (r == tlm::TLM_COMPLETED) stage_answered(e, delay);
+  // Else TLM_ACCEPTED: the engine answers with BEGIN_RESP (nb_transport_bw).
+}
+
+void PeScheduler::stage_answered(Engine e, const sc_core::sc_time& delay) {
+  Issued& is = issued_[int(e)];
+  is.payload.release();
   if (is.payload.is_response_error()) {
-    SC_REPORT_ERROR(name(), ("engine rejected a stage: " + is.payload.get_response_string()).c_str());
+    throw KernelError(std::string(to_string(engine_component(e))) + ": " +
+                      (is.ext->error ? is.ext->error : is.payload.get_response_string().c_str()));
   }
   done_event_[int(e)].notify(delay);  // the engine is busy until then
+}
+
+tlm::tlm_sync_enum PeScheduler::nb_transport_bw(tlm::tlm_generic_payload& payload,
+                                                tlm::tlm_phase& phase, sc_core::sc_time& delay) {
+  int e = 0;
+  while (e < kNumEngines && &issued_[e].payload != &payload) ++e;
+  if (e == kNumEngines || phase != tlm::BEGIN_RESP || !busy_[e]) {
+    SC_REPORT_ERROR(name(), "nb_transport_bw: a response to no stage under way");
+    return tlm::TLM_COMPLETED;
+  }
+  try {
+    stage_answered(Engine(e), delay);
+  } catch (const std::exception& ex) {
+    asan_forget_unwound_frames();  // models/util/asan_stack.h
+    const Stage* s = issued_[e].ext->stage;
+    if (!on_fault_) throw;
+    fail(s ? s->cmd_id : 0, s ? s->cmd_type : "stage", ex);
+  }
+  return tlm::TLM_COMPLETED;  // BEGIN_RESP ends the stage's transaction
 }
 
 void PeScheduler::log_stage(Engine e, const Stage& s, uint64_t start_ps) {

@@ -6,16 +6,21 @@
 //   otherwise the write waits for a slot (back-pressure on PE_CPU). Two
 //   forms: b_transport blocks until accepted; nb_transport_fw (BEGIN_REQ)
 //   returns TLM_COMPLETED when accepted at once, else TLM_ACCEPTED and the
-//   acceptance follows as BEGIN_RESP on the backward path. A READ at
-//   kDrainAddress (b_transport) returns when every accepted descriptor has
-//   completed (the completion register).
+//   acceptance follows as BEGIN_RESP on the backward path. A READ of 8
+//   bytes at kDrainAddress (b_transport, from a thread) returns when every
+//   accepted descriptor has completed, with the number of descriptors
+//   completed so far (the completion register, little-endian). Any other
+//   address gets TLM_ADDRESS_ERROR_RESPONSE, the wrong command for an
+//   address TLM_COMMAND_ERROR_RESPONSE.
 // - Each accepted command becomes stages (tile_plan.h), at no simulated cost
 //   (ADR-0064 D5). A command's stages become ready once every earlier command
 //   it conflicts with (RAW, WAR, WAW on byte ranges) has completed.
 // - Per engine, the oldest ready stage goes over its socket as soon as the
-//   engine is idle; engines run concurrently. Engines annotate the stage's
-//   duration (loosely timed) and a method per engine completes it when that
-//   time has passed: no thread switch per stage.
+//   engine is idle; engines run concurrently. A stage is a BEGIN_REQ
+//   (nb_transport_fw, from a method; stage_engine.h); the engine answers
+//   TLM_COMPLETED with the stage's duration annotated, or later with
+//   BEGIN_RESP on the backward path, and a method per engine completes the
+//   stage when that time has passed: no thread switch per stage.
 #pragma once
 
 #include <cstdint>
@@ -39,6 +44,7 @@
 #include "models/pe/tensor_table.h"
 #include "models/pe/tile_plan.h"
 #include "models/trace/op_log.h"
+#include "models/util/module_payload.h"
 
 namespace kb {
 
@@ -57,6 +63,15 @@ struct CommandExtension : tlm::tlm_extension<CommandExtension> {
   void copy_from(const tlm::tlm_extension_base& other) override {
     *this = static_cast<const CommandExtension&>(other);
   }
+};
+
+// A stage payload's data: the stage's identity (the extension carries the
+// whole decoded stage).
+struct StageWord {
+  uint64_t cmd_id = 0;
+  uint64_t seq = 0;
+  int64_t tile = -1;
+  uint64_t bytes = 0;
 };
 
 class PeScheduler : public sc_core::sc_module {
@@ -117,6 +132,9 @@ class PeScheduler : public sc_core::sc_module {
   void finish_issued(Engine e);
   void log_stage(Engine e, const Stage& s, uint64_t start_ps);
   void update_signals();  // SC_METHOD on changed_
+  tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload& payload, tlm::tlm_phase& phase,
+                                     sc_core::sc_time& delay);
+  void stage_answered(Engine e, const sc_core::sc_time& delay);
   tlm_utils::simple_initiator_socket<PeScheduler>& socket(Engine e);
 
   const PeConfig& cfg_;
@@ -129,7 +147,8 @@ class PeScheduler : public sc_core::sc_module {
   std::vector<InFlight*> inflight_;
   std::vector<std::unique_ptr<InFlight>> pool_;
   std::vector<InFlight*> spare_;
-  int blocked_writers_ = 0;  // b_transport descriptor writes waiting for a slot
+  int blocked_writers_ = 0;
+  uint64_t completed_ = 0;  // descriptors completed (the completion register)  // b_transport descriptor writes waiting for a slot
   std::vector<ByteRange> read_ranges_, write_ranges_;  // scratch of accept()
   HandleAccess access_;                                 // scratch of accept()
   std::priority_queue<Ready, std::vector<Ready>, std::greater<Ready>> ready_[kNumEngines];
@@ -138,8 +157,9 @@ class PeScheduler : public sc_core::sc_module {
   struct Issued {
     Ready r{};
     uint64_t start_ps = 0;
-    tlm::tlm_generic_payload payload;
+    ModulePayload payload;
     StageExtension* ext = nullptr;  // owned by payload
+    StageWord word;                 // the payload's data
   };
   Issued issued_[kNumEngines];
   sc_core::sc_event done_event_[kNumEngines];

@@ -17,6 +17,14 @@ enum class Engine : uint8_t { kDma, kGemm, kMath, kTcm };
 constexpr int kNumEngines = 4;
 Component engine_component(Engine e);
 
+// One side of a PE_DMA transfer: `runs` runs of `run_bytes` bytes, `pitch`
+// bytes apart, from `address` (a tensor, or a block of one). runs == 0: the
+// command's staging buffer (a composite's tile block in data mode,
+// data_exec.h).
+struct BytePattern {
+  uint64_t address = 0, run_bytes = 0, pitch = 0, runs = 0;
+};
+
 struct Stage {
   uint64_t cmd_id = 0;
   const char* cmd_type = "";
@@ -33,6 +41,11 @@ struct Stage {
   MathOp op = MathOp::kAdd;     // MATH
   int64_t row_len = 0;          // MATH reductions: elements reduced per row
   bool tcm_only = false;        // COPY: both ends in TCM
+  BytePattern src, dst;         // PE_DMA: what it reads and what it writes
+  // Data mode, a composite's staged blocks: the operand a DMA_READ brings
+  // in ('a', 'b', 'o': the accumulated output) or the output block a STORE
+  // leaves for its DMA_WRITE ('w'); 0 for every other stage.
+  char role = 0;
   // Data mode: which OpSpec of a composite this stage serves (-1: the
   // single-op command itself) and, for tile stages, the block it covers:
   // rows [m0, m0 + m) x cols [n0, n0 + n) of the output, K [k0, k0 + k).
@@ -54,6 +67,7 @@ struct CommandData;  // data mode state of one in-flight command (data_exec.h)
 struct StageExtension : tlm::tlm_extension<StageExtension> {
   const Stage* stage = nullptr;
   CommandData* data = nullptr;  // null in timing mode
+  const char* error = nullptr;  // with an error response: why (the engine's)
   tlm::tlm_extension_base* clone() const override {
     auto* e = new StageExtension;
     *e = *this;

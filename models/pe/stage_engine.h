@@ -1,40 +1,66 @@
 // Common shell of the PE's engines: a target socket `in` that receives one
 // stage at a time from PE_SCHEDULER (the scheduler never issues a second
-// stage to a busy engine) and an execute() that returns the stage's time.
+// stage to a busy engine), and in data mode a `data` socket through which
+// the engine reads and writes TCM (data_port.h).
 //
-// Loosely timed (TLM-2.0 LT, temporal decoupling): b_transport annotates the
-// stage's duration onto `delay` instead of waiting, and PE_SCHEDULER keeps
-// the engine busy until then. No thread switch per stage.
+// Protocol (TLM-2.0 base protocol, non-blocking, so that PE_SCHEDULER's
+// methods may call it): a stage is a BEGIN_REQ on `in`. An engine that
+// knows the stage's duration at once answers TLM_COMPLETED with the
+// duration added to the delay (loosely timed: no thread switch per stage;
+// PE_SCHEDULER keeps the engine busy until then). PE_DMA, when its memory
+// answers later, returns TLM_ACCEPTED and sends BEGIN_RESP on the backward
+// path when its transfer ends.
+//
+// The payload is a WRITE of the stage's identity (StageWord) to the
+// engine's stage register; the StageExtension carries the decoded stage.
 #pragma once
+
+#include <optional>
+#include <string>
 
 #include <systemc>
 #include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 
 #include "models/config/pe_config.h"
 #include "models/pe/clock.h"
 #include "models/pe/data_exec.h"
+#include "models/pe/data_port.h"
 #include "models/pe/stage.h"
 
 namespace kb {
 
 class StageEngine : public sc_core::sc_module {
  public:
-  tlm_utils::simple_target_socket<StageEngine> in;  // stages from PE_SCHEDULER
+  tlm_utils::simple_target_socket<StageEngine> in;        // stages from PE_SCHEDULER
+  tlm_utils::simple_initiator_socket<StageEngine> data;   // data mode: TCM values
 
   StageEngine(sc_core::sc_module_name name, const PeConfig& cfg);
-  // Data mode: compute the values of every stage (data_exec.h).
-  void set_data(DataContext* data) { data_ = data; }
+  // Data mode: the engines compute values, naming tensors through `table`.
+  void set_data(const TensorTable* table) { table_ = table; }
 
  protected:
-  // The stage's duration. Default: stage_cycles() (engine_timing.h).
-  virtual sc_core::sc_time execute(const Stage& s);
+  // Runs the stage: its duration, or nullopt when the engine will call
+  // finish() later. Default: stage_cycles() (engine_timing.h), and in data
+  // mode execute_stage_data().
+  virtual std::optional<sc_core::sc_time> execute(const Stage& s, CommandData* d);
+  // Ends the stage under way `delay` from now (BEGIN_RESP on `in`); an
+  // error response when `ok` is false.
+  void finish(const sc_core::sc_time& delay, bool ok);
+  bool data_mode() const { return table_ != nullptr; }
+  DataContext context() { return DataContext{port_, *table_}; }
+
   const PeConfig& cfg_;
   Clock clock_;
-  DataContext* data_ = nullptr;
+  std::string error_;  // why the last late stage failed (finish(.., false))
+  DataPort port_;
+  const TensorTable* table_ = nullptr;
 
  private:
-  void b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
+  tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload& payload, tlm::tlm_phase& phase,
+                                     sc_core::sc_time& delay);
+  tlm::tlm_generic_payload* pending_ = nullptr;  // a stage that finishes later
 };
 
 }  // namespace kb

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "models/mem/address_map.h"
 #include "models/pe/commands.h"
 
 namespace kb {
@@ -70,16 +71,15 @@ struct TensorDesc {
 constexpr Handle kViewHandleBit = Handle(1) << 62;
 constexpr uint64_t kViewCapacity = 1 << 16;
 
-// HBM and TCM are disjoint ranges of one address map.
-constexpr uint64_t kTcmBase = 0x0;
-constexpr uint64_t kHbmBase = uint64_t(1) << 40;
+// HBM and TCM are disjoint ranges of one address map (models/mem/address_map.h).
 
 class TensorTable {
  public:
   // The view ring is allocated and initialised whole up front (about 7 MB):
   // peak memory then does not grow with the number of views a run makes.
-  explicit TensorTable(uint64_t tcm_size_bytes)
-      : tcm_size_(tcm_size_bytes), views_(kViewCapacity) {}
+  // New HBM tensors are allocated from `hbm_alloc` (the PE's, address_map.h).
+  explicit TensorTable(uint64_t tcm_size_bytes, uint64_t hbm_alloc = kHbmBase)
+      : tcm_size_(tcm_size_bytes), hbm_next_(hbm_alloc), views_(kViewCapacity) {}
 
   // Allocates a new tensor (64-byte aligned). Throws KernelError when TCM is
   // full or the shape is not positive.
@@ -134,7 +134,7 @@ class TensorTable {
   uint64_t tcm_end() const;  // one past TCM's last byte
   uint64_t tcm_size_;
   uint64_t tcm_next_ = kTcmBase;
-  uint64_t hbm_next_ = kHbmBase;
+  uint64_t hbm_next_;
   std::vector<TensorDesc> descs_;  // declared: handle h is descs_[h - 1]
   std::vector<TensorDesc> views_;  // view seq s is views_[s % kViewCapacity]
   uint64_t next_view_ = 0;

@@ -41,10 +41,30 @@ void copy_work(const Stage& from, Stage& to) {
   to.op = from.op;
   to.row_len = from.row_len;
   to.tcm_only = from.tcm_only;
+  to.src = from.src;
+  to.dst = from.dst;
+  to.role = from.role;
   to.op_index = from.op_index;
   to.m0 = from.m0;
   to.n0 = from.n0;
   to.k0 = from.k0;
+}
+
+// rows [r0, r0 + nr) x cols [c0, c0 + nc) of a tensor as bytes (a validated
+// tensor's block: nothing wraps).
+BytePattern block_pattern(uint64_t address, uint64_t row_stride, uint64_t el, uint64_t r0,
+                          uint64_t nr, uint64_t c0, uint64_t nc) {
+  BytePattern p;
+  p.address = address + (r0 * row_stride + c0) * el;
+  p.run_bytes = nc * el;
+  p.pitch = row_stride * el;
+  p.runs = nr;
+  return p;
+}
+
+BytePattern tensor_pattern(const TensorDesc& d) {
+  return block_pattern(d.address, dim(d.row_stride), dtype_bytes(d.dtype), 0, dim(d.rows), 0,
+                       dim(d.cols));
 }
 
 // The work of a single stage over whole tensors (tile -1), written into a
@@ -53,6 +73,8 @@ void transfer_work(Stage& w, const TensorDesc& d, const TensorDesc& s) {
   w.bytes = bytes_of(s);
   w.elements = elements_of(s);
   w.tcm_only = d.space == MemSpace::kTcm && s.space == MemSpace::kTcm;
+  w.src = tensor_pattern(s);
+  w.dst = tensor_pattern(d);
 }
 
 void gemm_work(Stage& w, int64_t m, int64_t n, int64_t k) {
@@ -257,6 +279,10 @@ void TilePlan::composite(const CompositeCmd& c, const TensorTable& table) {
     l.a_el = dtype_bytes(a.dtype);
     l.b_el = dtype_bytes(b.dtype);
     l.o_el = dtype_bytes(o.dtype);
+    l.a_at = {a.address, dim(a.row_stride)};
+    l.b_at = {b.address, dim(b.row_stride)};
+    l.o_at = {o.address, dim(o.row_stride)};
+    l.transpose_b = flag(*tile_gemm, "transpose_b");
     l.a_hbm = a.space == MemSpace::kHbm;
     l.b_hbm = b.space == MemSpace::kHbm;
     l.o_hbm = o.space == MemSpace::kHbm;
@@ -283,18 +309,24 @@ void TilePlan::next_tile() {
   at(fetch).bytes = sat_add(sat_add(a_block, b_block), read_out ? o_block : 0);
   // Tile t-2's FETCH and GEMM: the buffers this tile reuses (none for t < 2).
   const Ref old_fetch = l.fetch[t % 2], old_gemm = l.gemm[t % 2];
-  auto dma_read = [&](uint64_t bytes, uint32_t element_bytes) {
+  auto dma_read = [&](uint64_t bytes, uint32_t element_bytes, char role, const BytePattern& from) {
     const Ref rd = add(RecordKind::kDmaRead, Engine::kDma, tile);
     at(rd).bytes = bytes;
     at(rd).elements = bytes / element_bytes;
+    at(rd).src = from;
+    at(rd).role = role;  // dst: the staging buffer
     edge(old_fetch, rd);  // TCM buffer reuse
     edge(rd, fetch);
   };
-  if (l.a_hbm) dma_read(a_block, l.a_el);
-  if (l.b_hbm) dma_read(b_block, l.b_el);
+  if (l.a_hbm) dma_read(a_block, l.a_el, 'a', block_pattern(l.a_at.address, l.a_at.row_stride, l.a_el, l.mi, rows, l.ki, kk));
+  if (l.b_hbm) {
+    dma_read(b_block, l.b_el, 'b',
+             l.transpose_b ? block_pattern(l.b_at.address, l.b_at.row_stride, l.b_el, l.ni, cols, l.ki, kk)
+                           : block_pattern(l.b_at.address, l.b_at.row_stride, l.b_el, l.ki, kk, l.ni, cols));
+  }
   // An accumulating GEMM adds onto the output's old value: from HBM it
   // comes in like an operand block (issue 11), before the first K step.
-  if (read_out && l.o_hbm) dma_read(o_block, l.o_el);
+  if (read_out && l.o_hbm) dma_read(o_block, l.o_el, 'o', block_pattern(l.o_at.address, l.o_at.row_stride, l.o_el, l.mi, rows, l.ni, cols));
   edge(last_prologue_, fetch);
   edge(old_gemm, fetch);  // operand buffer reuse
   const Ref g = add(RecordKind::kGemm, Engine::kGemm, tile);
@@ -309,6 +341,7 @@ void TilePlan::next_tile() {
   if (last_k) {  // output block complete: STORE, tile-scope math, DMA_WRITE
     Ref prev = add(RecordKind::kStore, Engine::kTcm, tile);
     at(prev).bytes = o_block;
+    if (l.o_hbm) at(prev).role = 'w';  // to staging, for the DMA_WRITE
     block(prev, l.gemm_index, l.mi, l.ni, l.ki, rows, cols, kk);
     edge(g, prev);
     for (const TileMath& tm : tile_math_) {
@@ -323,6 +356,8 @@ void TilePlan::next_tile() {
       const Ref wr = add(RecordKind::kDmaWrite, Engine::kDma, tile);
       at(wr).bytes = o_block;
       at(wr).elements = sat_mul(rows, cols);
+      at(wr).role = 'w';  // src: the staging buffer
+      at(wr).dst = block_pattern(l.o_at.address, l.o_at.row_stride, l.o_el, l.mi, rows, l.ni, cols);
       edge(prev, wr);
     }
   }

@@ -118,6 +118,12 @@ class TilePlan {
     uint64_t t = 0;                   // the next tile's index
     uint32_t a_el = 0, b_el = 0, o_el = 0;  // bytes per element
     bool a_hbm = false, b_hbm = false, o_hbm = false;
+    // Where each operand lives (copied: a view's descriptor may be reused
+    // before the loop ends), for the DMA stages' byte patterns.
+    struct At {
+      uint64_t address = 0, row_stride = 0;
+    } a_at, b_at, o_at;
+    bool transpose_b = false;
     bool accumulate = false;
     int32_t gemm_index = -1;
     Ref fetch[2], gemm[2];  // of tiles t-2 and t-1, by t % 2

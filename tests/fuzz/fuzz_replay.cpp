@@ -56,6 +56,7 @@
 
 #include "models/config/pe_config.h"
 #include "models/pe/pe.h"
+#include "models/top/pe_top.h"
 #include "models/trace/stats.h"
 #include "models/util/input_file.h"
 #include "tb/command_stream.h"
@@ -148,7 +149,8 @@ Setup read_setup(const std::string& text) {
   sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
   int code = kOk;
   try {
-    kb::Pe pe("pe", cfg);
+    kb::PeTop top(cfg);
+    kb::Pe& pe = top.pe();
     pe.op_log().configure(false, "");
     kb::StreamingStats stats(uint32_t(cfg.scheduler.queue_depth));
     pe.op_log().set_stats(&stats);

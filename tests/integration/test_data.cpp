@@ -11,7 +11,8 @@
 #include "kernels/gemm/gemm_async.h"
 #include "kernels/gemm/gemm_composite.h"
 #include "kernels/recipes/softmax_merge.h"
-#include "models/mem/backing_store.h"
+#include "models/mem/sparse_memory.h"
+#include "models/pe/dtype_codec.h"
 #include "tb/reference.h"
 #include "tests/sim_util.h"
 
@@ -458,28 +459,44 @@ TEST_P(BadInput, ViewFromAColumnFarOutside) {
                "out of bounds of 'x' [100, 16] fp32 hbm");
 }
 
-// --- issue 11: the backing store never writes past a page. The table keeps
+// --- issue 11: a memory's store never writes past a page. The table keeps
 // elements aligned (so they never straddle a 64 KiB page), but the store
-// does not rely on it: an element across two pages, or across 2^64, lands
-// byte for byte where its address says. Before, the fp32 below wrote two
-// bytes past the end of the first page's allocation (heap overflow).
+// does not rely on it: bytes across two pages, or across 2^64, land byte
+// for byte where their address says. Before, an fp32 two bytes before a
+// page's end wrote past the end of the first page's allocation.
 
-TEST(BackingStorePages, ElementStraddlingTwoPages) {
-  BackingStore mem;
+TEST(SparseMemoryPages, BytesStraddlingTwoPages) {
+  SparseMemory mem;
   const uint64_t page = uint64_t(1) << 16;
-  mem.store(page - 2, Dtype::kFp32, 1.5f);  // bits 0x3fc00000: bytes 00 00 | c0 3f
-  EXPECT_EQ(mem.load(page - 2, Dtype::kFp32), 1.5f);
-  EXPECT_EQ(mem.load(page - 2, Dtype::kBf16), 0.0f);  // low half, first page
-  EXPECT_EQ(mem.load(page, Dtype::kBf16), 1.5f);      // high half, second page
+  const uint8_t in[4] = {1, 2, 3, 4};
+  mem.write(page - 2, in, 4);
+  uint8_t out[4] = {};
+  mem.read(page - 2, out, 4);
+  EXPECT_EQ(std::vector<uint8_t>(out, out + 4), std::vector<uint8_t>(in, in + 4));
+  uint8_t hi[2] = {};
+  mem.read(page, hi, 2);  // the second page holds the upper half
+  EXPECT_EQ(hi[0], 3);
+  EXPECT_EQ(hi[1], 4);
   EXPECT_EQ(mem.bytes(), 2 * page);
 }
 
-TEST(BackingStorePages, ElementAcross2To64) {
-  BackingStore mem;
-  mem.store(~uint64_t(0) - 1, Dtype::kFp32, -3.0f);  // bits 0xc0400000
-  EXPECT_EQ(mem.load(~uint64_t(0) - 1, Dtype::kFp32), -3.0f);
-  EXPECT_EQ(mem.load(0, Dtype::kBf16), -3.0f);  // the high half wrapped to address 0
+TEST(SparseMemoryPages, BytesAcross2To64) {
+  SparseMemory mem;
+  const uint8_t in[4] = {5, 6, 7, 8};
+  mem.write(~uint64_t(0) - 1, in, 4);
+  uint8_t low[2] = {};
+  mem.read(0, low, 2);  // the upper half wrapped to address 0
+  EXPECT_EQ(low[0], 7);
+  EXPECT_EQ(low[1], 8);
   EXPECT_EQ(mem.bytes(), uint64_t(2) << 16);
+}
+
+TEST(SparseMemoryPages, UnwrittenBytesReadAsZeroAndAllocateNothing) {
+  SparseMemory mem;
+  uint8_t out[8] = {9, 9, 9, 9, 9, 9, 9, 9};
+  mem.read(12345, out, 8);
+  for (uint8_t b : out) EXPECT_EQ(b, 0);
+  EXPECT_EQ(mem.bytes(), 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(BothModes, BadInput, ::testing::Bool(),

@@ -10,6 +10,7 @@
 #include "models/pe/engine_timing.h"
 #include "models/pe/hazard_scoreboard.h"
 #include "models/pe/pe.h"
+#include "models/top/pe_top.h"
 #include "models/pe/pe_scheduler.h"
 #include "tests/sim_util.h"
 
@@ -488,6 +489,7 @@ struct BlockingWriter : sc_core::sc_module {
   int writes;
   std::vector<uint64_t> accepted_ps;
   bool all_ok = true;
+  uint64_t completed = 0;  // read from the completion register
   BlockingWriter(sc_core::sc_module_name name, Pe& p, int n) : sc_module(name), pe(p), writes(n) {
     SC_HAS_PROCESS(BlockingWriter);
     SC_THREAD(run);
@@ -512,6 +514,10 @@ struct BlockingWriter : sc_core::sc_module {
     }
     p.set_command(tlm::TLM_READ_COMMAND);  // the completion register: drains
     p.set_address(kDrainAddress);
+    p.set_data_ptr(reinterpret_cast<unsigned char*>(&completed));
+    p.set_data_length(sizeof completed);
+    p.set_streaming_width(sizeof completed);
+    p.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
     sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
     pe.pe_cpu.cmd->b_transport(p, delay);
     all_ok = all_ok && p.is_response_ok();
@@ -523,16 +529,19 @@ TEST(BackPressure, BlockingDescriptorWritesWaitForASlot) {
   const nlohmann::json j = run_function_isolated([] {
     PeConfig cfg;
     cfg.scheduler.queue_depth = 2;
-    Pe pe("pe", cfg);
+    PeTop top(cfg);
+    Pe& pe = top.pe();
     BlockingWriter w("writer", pe, kWrites);
     sc_core::sc_start();
     return nlohmann::json{{"accepted_ps", w.accepted_ps},
                           {"ok", w.all_ok},
+                          {"completed", w.completed},
                           {"dma_stages", pe.op_log().count(Component::kPeDma)},
                           {"end_ps", sc_core::sc_time_stamp().value()}};
   });
   ASSERT_FALSE(j.contains("error")) << j.dump();
   EXPECT_TRUE(j["ok"].get<bool>());
+  EXPECT_EQ(j["completed"].get<uint64_t>(), uint64_t(kWrites));  // the drain read's data
   EXPECT_EQ(j["dma_stages"].get<uint64_t>(), uint64_t(kWrites));
   // Every load writes dst (WAW), so they run one after another, each taking
   // the DMA formula's time d; with two slots, write i is accepted when load

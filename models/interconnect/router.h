@@ -1,0 +1,62 @@
+// An address-decoding interconnect: N initiators on `in`, one initiator
+// socket per region on `out`. The first region that holds a transaction's
+// whole address range takes it; addresses pass unchanged (the map is
+// global, models/mem/address_map.h). A transaction no region holds gets
+// TLM_ADDRESS_ERROR_RESPONSE. b_transport, nb_transport (both directions,
+// the response routed back to the initiator that sent the request),
+// transport_dbg and DMI requests are forwarded; a DMI region is clipped to
+// the routed region and invalidations go to every initiator. The router
+// adds no time.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/multi_passthrough_target_socket.h>
+#include <tlm_utils/simple_initiator_socket.h>
+
+#include "models/mem/memory_access.h"
+
+namespace kb {
+
+class Router : public sc_core::sc_module {
+ public:
+  struct Region {
+    std::string name;   // the out socket's name
+    MemoryRange range;  // {0, 0}: every address (a default route, put last)
+  };
+
+  tlm_utils::multi_passthrough_target_socket<Router> in;
+  sc_core::sc_vector<tlm_utils::simple_initiator_socket_tagged<Router>> out;  // out[i]: regions[i]
+
+  Router(sc_core::sc_module_name name, std::vector<Region> regions);
+  uint64_t address_errors() const { return address_errors_; }
+
+ private:
+  int route(const tlm::tlm_generic_payload& p) const;  // -1: no region
+  void b_transport(int from, tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
+  tlm::tlm_sync_enum nb_transport_fw(int from, tlm::tlm_generic_payload& p, tlm::tlm_phase& phase,
+                                     sc_core::sc_time& delay);
+  tlm::tlm_sync_enum nb_transport_bw(int to, tlm::tlm_generic_payload& p, tlm::tlm_phase& phase,
+                                     sc_core::sc_time& delay);
+  unsigned transport_dbg(int from, tlm::tlm_generic_payload& p);
+  bool get_direct_mem_ptr(int from, tlm::tlm_generic_payload& p, tlm::tlm_dmi& dmi);
+  void invalidate_direct_mem_ptr(int to, sc_dt::uint64 start, sc_dt::uint64 end);
+
+  const std::vector<Region> regions_;
+  // nb transactions under way: which initiator and which region (few at a
+  // time: a linear list beats a hash map here).
+  struct Open {
+    const tlm::tlm_generic_payload* p;
+    int from, to;
+  };
+  std::vector<Open> open_;
+  uint64_t address_errors_ = 0;
+  Open* find(const tlm::tlm_generic_payload& p);
+  void close(const tlm::tlm_generic_payload& p);
+};
+
+}  // namespace kb

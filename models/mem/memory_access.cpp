@@ -1,0 +1,63 @@
+#include "models/mem/memory_access.h"
+
+
+namespace kb {
+
+namespace {
+
+void copy(tlm::tlm_generic_payload& p, SparseMemory& store) {
+  const uint64_t a = p.get_address();
+  const unsigned n = p.get_data_length();
+  unsigned char* data = p.get_data_ptr();
+  const unsigned char* be = p.get_byte_enable_ptr();
+  const unsigned be_len = p.get_byte_enable_length();
+  if (!be) {
+    if (p.is_read()) store.read(a, data, n);
+    else store.write(a, data, n);
+    return;
+  }
+  // Byte enables: only enabled lanes move (the pattern repeats, LRM 14.14).
+  for (unsigned i = 0; i < n; ++i) {
+    if (be[i % be_len] != TLM_BYTE_ENABLED) continue;
+    if (p.is_read()) store.read(a + i, data + i, 1);
+    else store.write(a + i, data + i, 1);
+  }
+}
+
+}  // namespace
+
+tlm::tlm_response_status memory_access(tlm::tlm_generic_payload& p, const MemoryRange& range,
+                                       SparseMemory* store) {
+  tlm::tlm_response_status status = tlm::TLM_OK_RESPONSE;
+  const tlm::tlm_command cmd = p.get_command();
+  if (cmd != tlm::TLM_READ_COMMAND && cmd != tlm::TLM_WRITE_COMMAND && cmd != tlm::TLM_IGNORE_COMMAND) {
+    status = tlm::TLM_COMMAND_ERROR_RESPONSE;
+  } else if (!range.contains(p.get_address(), p.get_data_length())) {
+    status = tlm::TLM_ADDRESS_ERROR_RESPONSE;
+  } else if (p.get_streaming_width() < p.get_data_length()) {
+    status = tlm::TLM_BURST_ERROR_RESPONSE;
+  } else if (p.get_byte_enable_ptr() && p.get_byte_enable_length() == 0) {
+    status = tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE;
+  } else if (store && cmd != tlm::TLM_IGNORE_COMMAND) {
+    copy(p, *store);
+  }
+  p.set_response_status(status);
+  return status;
+}
+
+unsigned memory_debug(tlm::tlm_generic_payload& p, const MemoryRange& range, SparseMemory* store) {
+  const unsigned n = p.get_data_length();
+  if (n == 0 || !p.get_data_ptr() || !range.contains(p.get_address(), n)) return 0;
+  if (!store) return 0;  // timing mode keeps no values: nothing to transfer
+  if (p.is_read()) {
+    store->read(p.get_address(), p.get_data_ptr(), n);
+    return n;
+  }
+  if (p.is_write()) {
+    store->write(p.get_address(), p.get_data_ptr(), n);
+    return n;
+  }
+  return 0;
+}
+
+}  // namespace kb
