@@ -301,14 +301,19 @@ class BaseProtocolChecker : public sc_core::sc_module,
   void check_unchanged(const Attributes& a, const tlm::tlm_generic_payload& t, const char* where) const {
     const Attributes b = Attributes::of(t);
     const std::string at = std::string(" during ") + where + ", " + describe(t);
-    auto changed = [&](const char* what) { violation(std::string("14.7 ") + what + " modified", "changed" + at); };
-    if (a.command != b.command) changed("command");
-    if (a.address != b.address && !address_may_change_) changed("address");
-    if (a.data != b.data) changed("data pointer");
-    if (a.length != b.length) changed("data length");
-    if (a.byte_enable != b.byte_enable) changed("byte-enable pointer");
-    if (a.byte_enable_length != b.byte_enable_length) changed("byte-enable length");
-    if (a.streaming_width != b.streaming_width) changed("streaming width");
+    auto check = [&](const char* what, uint64_t from, uint64_t to) {
+      if (from != to) {
+        violation(std::string("14.7 ") + what + " modified", "from " + hex(from) + " to " + hex(to) + at);
+      }
+    };
+    auto ptr = [](const unsigned char* p) { return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(p)); };
+    check("command", static_cast<uint64_t>(a.command), static_cast<uint64_t>(b.command));
+    if (!address_may_change_) check("address", a.address, b.address);
+    check("data pointer", ptr(a.data), ptr(b.data));
+    check("data length", a.length, b.length);
+    check("byte-enable pointer", ptr(a.byte_enable), ptr(b.byte_enable));
+    check("byte-enable length", a.byte_enable_length, b.byte_enable_length);
+    check("streaming width", a.streaming_width, b.streaming_width);
   }
 
   void check_nb_unchanged(const tlm::tlm_generic_payload& t, const char* where) {

@@ -71,7 +71,7 @@ void setup(tlm_generic_payload& t, tlm::tlm_command cmd, uint64_t address, unsig
 // A memory target in the style of the Accellera LT examples, with knobs
 // that make it break one rule at a time.
 struct Target : sc_core::sc_module {
-  enum class Fault { kNone, kLeaveIncomplete, kChangeAddress };
+  enum class Fault { kNone, kLeaveIncomplete, kChangeAddress, kDebugOvercount, kDmiElsewhere };
   enum class NbMode { kCompleted, kFourPhase, kSilent };
 
   tlm_utils::simple_target_socket<Target> socket;
@@ -167,12 +167,12 @@ struct Target : sc_core::sc_module {
     const unsigned int n = std::min<unsigned int>(t.get_data_length(), static_cast<unsigned int>(kMemSize - a));
     if (t.is_read()) std::memcpy(t.get_data_ptr(), mem + a, n);
     if (t.is_write()) std::memcpy(mem + a, t.get_data_ptr(), n);
-    return n;
+    return fault == Fault::kDebugOvercount ? t.get_data_length() + 1 : n;
   }
 
   bool get_direct_mem_ptr(tlm_generic_payload&, tlm::tlm_dmi& dmi) {
     dmi.set_dmi_ptr(mem);
-    dmi.set_start_address(0);
+    dmi.set_start_address(fault == Fault::kDmiElsewhere ? 128 : 0);
     dmi.set_end_address(kMemSize - 1);
     dmi.allow_read_write();
     return true;
@@ -287,11 +287,16 @@ std::vector<std::string> violations(const json& r) {
   return r.value("violations", std::vector<std::string>{});
 }
 
+// The one violation found ("" and a failure if there were not exactly one).
+std::string only(const json& r) {
+  const auto v = violations(r);
+  EXPECT_EQ(v.size(), 1u) << r.dump(2);
+  return v.size() == 1 ? v[0] : std::string();
+}
+
 // Exactly one violation, of `rule`, reported under the checker's name.
 void expect_only(const json& r, const std::string& rule) {
-  const auto v = violations(r);
-  ASSERT_EQ(v.size(), 1u) << r.dump(2);
-  EXPECT_THAT(v[0], HasSubstr("top.checker: " + rule)) << r.dump(2);
+  EXPECT_THAT(only(r), HasSubstr("top.checker: " + rule)) << r.dump(2);
 }
 
 // A valid LT write of 4 bytes at `address` in a thread, payload on the stack.
@@ -404,7 +409,7 @@ TEST(ProtocolChecker, BTransportFromMethodIsCaught) {
       [](Top& top, json&) { top.initiator.script = [](Initiator& i) { lt_write(i, 0); }; },
       /*method_initiator=*/true);
   expect_only(r, "11.1.1.4 b)");
-  EXPECT_THAT(violations(r)[0], HasSubstr("top.initiator.run"));
+  EXPECT_THAT(only(r), HasSubstr("top.initiator.run"));
   EXPECT_EQ(r["transactions"], 1u);
 }
 
@@ -452,7 +457,7 @@ TEST(ProtocolChecker, TargetLeavingStatusIncompleteIsCaught) {
     top.initiator.script = [](Initiator& i) { lt_write(i, 0); };
   });
   expect_only(r, "14.17 response status");
-  EXPECT_THAT(violations(r)[0], HasSubstr("when b_transport returned"));
+  EXPECT_THAT(only(r), HasSubstr("when b_transport returned"));
 }
 
 TEST(ProtocolChecker, TargetChangingTheAddressIsCaught) {
@@ -461,6 +466,7 @@ TEST(ProtocolChecker, TargetChangingTheAddressIsCaught) {
     top.initiator.script = [](Initiator& i) { lt_write(i, 8); };
   });
   expect_only(r, "14.7 address modified");
+  EXPECT_THAT(only(r), HasSubstr("from 0x8 to 0xc"));
 }
 
 TEST(ProtocolChecker, AddressTranslationCanBeAllowedForAnInterconnect) {
@@ -540,7 +546,7 @@ TEST(ProtocolChecker, BeginRespWithNoRequestIsCaught) {
     top.initiator.complete_in_bw = true;
   });
   expect_only(r, "15.2.4 phase sequence");
-  EXPECT_THAT(violations(r)[0], HasSubstr("BEGIN_RESP in nb_transport_bw with no request in progress"));
+  EXPECT_THAT(only(r), HasSubstr("BEGIN_RESP in nb_transport_bw with no request in progress"));
   EXPECT_EQ(r["transactions"], 0u);
 }
 
@@ -564,6 +570,101 @@ TEST(ProtocolChecker, PhaseAfterCompletionIsCaught) {
   expect_only(r, "15.2.4 phase sequence");
 }
 
+TEST(ProtocolChecker, PhaseOnTheWrongPathIsCaught) {
+  // END_REQ is the target's phase; an initiator sends it forward.
+  const json r = simulate([](Top& top, json&) {
+    top.initiator.script = [](Initiator& i) {
+      unsigned char data[4] = {};
+      tlm_generic_payload* t = i.pool.allocate();
+      setup(*t, tlm::TLM_WRITE_COMMAND, 0, data, 4);
+      tlm::tlm_phase phase = tlm::END_REQ;
+      sc_time delay = sc_core::SC_ZERO_TIME;
+      i.socket->nb_transport_fw(*t, phase, delay);
+      t->release();
+    };
+  });
+  expect_only(r, "15.2.3 c) phase on the wrong path");
+  EXPECT_EQ(r["transactions"], 0u);
+}
+
+TEST(ProtocolChecker, SecondBeginRespBeforeEndRespIsCaught) {
+  // Two requests, each ended in turn; then two responses with no END_RESP
+  // between them.
+  const json r = simulate([](Top& top, json&) {
+    auto sent = std::make_shared<std::vector<tlm_generic_payload*>>();
+    top.target.nb_mode = Target::NbMode::kSilent;
+    top.initiator.script = [sent](Initiator& i) {
+      static unsigned char a[4], b[4];
+      for (unsigned char* data : {a, b}) {
+        tlm_generic_payload* t = i.pool.allocate();
+        setup(*t, tlm::TLM_READ_COMMAND, 0, data, 4);
+        sent->push_back(t);
+        tlm::tlm_phase phase = tlm::BEGIN_REQ;
+        sc_time delay = sc_core::SC_ZERO_TIME;
+        i.socket->nb_transport_fw(*t, phase, delay);
+        sc_core::wait(sc_time(2, SC_NS));  // the target ends the request at 1 ns
+      }
+    };
+    top.target.script = [sent](Target& tg) {
+      for (int k = 0; k < 2; ++k) {
+        sc_core::wait(sc_time(1, SC_NS));
+        tlm::tlm_phase phase = tlm::END_REQ;
+        sc_time delay = sc_core::SC_ZERO_TIME;
+        tg.socket->nb_transport_bw(*sent->at(size_t(k)), phase, delay);
+        sc_core::wait(sc_time(1, SC_NS));
+      }
+      for (tlm_generic_payload* t : *sent) {
+        t->set_response_status(tlm::TLM_OK_RESPONSE);
+        tlm::tlm_phase phase = tlm::BEGIN_RESP;
+        sc_time delay = sc_core::SC_ZERO_TIME;
+        tg.socket->nb_transport_bw(*t, phase, delay);  // the initiator accepts and never ends it
+      }
+    };
+  });
+  expect_only(r, "15.2.6 f) response exclusion");
+  EXPECT_EQ(r["transactions"], 2u);
+}
+
+TEST(ProtocolChecker, DecreasingTimingAnnotationIsCaught) {
+  // BEGIN_REQ at 0 s + 10 ns, then END_REQ at 1 ns + 0 s.
+  const json r = simulate([](Top& top, json&) {
+    auto sent = std::make_shared<tlm_generic_payload*>(nullptr);
+    top.target.nb_mode = Target::NbMode::kSilent;
+    top.initiator.script = [sent](Initiator& i) {
+      static unsigned char data[4];
+      *sent = i.pool.allocate();
+      setup(**sent, tlm::TLM_WRITE_COMMAND, 0, data, 4);
+      tlm::tlm_phase phase = tlm::BEGIN_REQ;
+      sc_time delay = sc_time(10, SC_NS);
+      i.socket->nb_transport_fw(**sent, phase, delay);
+    };
+    top.target.script = [sent](Target& tg) {
+      sc_core::wait(sc_time(1, SC_NS));
+      tlm::tlm_phase phase = tlm::END_REQ;
+      sc_time delay = sc_core::SC_ZERO_TIME;
+      tg.socket->nb_transport_bw(**sent, phase, delay);
+    };
+  });
+  expect_only(r, "15.2.7 c) timing annotation");
+}
+
+TEST(ProtocolChecker, BTransportDuringAnNbSequenceIsCaught) {
+  const json r = simulate([](Top& top, json&) {
+    top.target.nb_mode = Target::NbMode::kSilent;
+    top.initiator.script = [](Initiator& i) {
+      unsigned char data[4] = {};
+      tlm_generic_payload* t = i.pool.allocate();
+      setup(*t, tlm::TLM_WRITE_COMMAND, 0, data, 4);
+      tlm::tlm_phase phase = tlm::BEGIN_REQ;
+      sc_time delay = sc_core::SC_ZERO_TIME;
+      i.socket->nb_transport_fw(*t, phase, delay);  // accepted, never ended
+      i.socket->b_transport(*t, delay);
+    };
+  });
+  expect_only(r, "15.2.10 c) b_transport during an nb_transport sequence");
+  EXPECT_EQ(r["transactions"], 2u);
+}
+
 // ---- debug and DMI violations ----
 
 TEST(ProtocolChecker, DebugWithNullDataPointerIsCaught) {
@@ -577,6 +678,36 @@ TEST(ProtocolChecker, DebugWithNullDataPointerIsCaught) {
   expect_only(r, "11.3.4 l) debug data pointer");
   EXPECT_EQ(r["dbg_count"], 0u);
   EXPECT_EQ(r["transactions"], 1u);
+}
+
+TEST(ProtocolChecker, DebugCountBeyondDataLengthIsCaught) {
+  const json r = simulate([](Top& top, json& extra) {
+    top.target.fault = Target::Fault::kDebugOvercount;
+    top.initiator.script = [&extra](Initiator& i) {
+      unsigned char data[4] = {};
+      tlm_generic_payload t;
+      setup(t, tlm::TLM_READ_COMMAND, 0, data, 4);
+      extra["dbg_count"] = i.socket->transport_dbg(t);
+    };
+  });
+  expect_only(r, "11.3.4 s) debug byte count");
+  EXPECT_EQ(r["dbg_count"], 5u);  // returned unchanged
+}
+
+TEST(ProtocolChecker, DmiRegionWithoutTheAddressIsCaught) {
+  const json r = simulate([](Top& top, json& extra) {
+    top.target.fault = Target::Fault::kDmiElsewhere;  // grants [128, 255]
+    top.initiator.script = [&extra](Initiator& i) {
+      tlm_generic_payload t;
+      setup(t, tlm::TLM_READ_COMMAND, 40, nullptr, 0);
+      tlm::tlm_dmi dmi;
+      extra["granted"] = i.socket->get_direct_mem_ptr(t, dmi);
+    };
+  });
+  expect_only(r, "11.2.5 DMI region");
+  EXPECT_THAT(only(r), HasSubstr("[0x80, 0xff] does not contain address 0x28"));
+  EXPECT_EQ(r["granted"], true);
+  EXPECT_EQ(r["transactions"], 0u);  // DMI requests are not transactions
 }
 
 }  // namespace
