@@ -34,9 +34,11 @@ class BaseProtocolChecker : public sc_core::sc_module,
   }
 
   // Every violation seen by any checker in this process:
-  // "<checker name>: <rule>: <detail>".
+  // "<checker name>: <rule>: <detail>". The text of the first kMaxKept is
+  // kept; violation_count() counts them all.
+  static constexpr size_t kMaxKept = 100000;
   static const std::vector<std::string>& violations() { return log(); }
-  static size_t violation_count() { return log().size(); }
+  static size_t violation_count() { return count(); }
 
   // b_transport calls + nb_transport BEGIN_REQs + transport_dbg calls seen.
   uint64_t transactions() const { return transactions_; }
@@ -238,8 +240,14 @@ class BaseProtocolChecker : public sc_core::sc_module,
     return v;
   }
 
+  static size_t& count() {
+    static size_t n = 0;
+    return n;
+  }
+
   void violation(const std::string& rule, const std::string& detail) const {
-    log().push_back(std::string(name()) + ": " + rule + ": " + detail);
+    ++count();
+    if (log().size() < kMaxKept) log().push_back(std::string(name()) + ": " + rule + ": " + detail);
   }
 
   static bool is_base_phase(const tlm::tlm_phase& p) { return static_cast<unsigned int>(p) <= tlm::END_RESP; }
