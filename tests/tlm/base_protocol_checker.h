@@ -106,6 +106,10 @@ class BaseProtocolChecker : public sc_core::sc_module,
     // An ignorable (extended) phase (15.2.5) changes no state.
 
     const tlm::tlm_sync_enum status = out->nb_transport_fw(trans, phase, delay);
+    if (released(trans)) {
+      forget(trans);
+      return status;
+    }
 
     // TLM_ACCEPTED: the phase and delay arguments carry nothing back
     // (11.1.2.7), so they are not read.
@@ -191,6 +195,10 @@ class BaseProtocolChecker : public sc_core::sc_module,
     }
 
     const tlm::tlm_sync_enum status = in->nb_transport_bw(trans, phase, delay);
+    if (released(trans)) {
+      forget(trans);
+      return status;
+    }
 
     if (status == tlm::TLM_UPDATED && is_base_phase(phase)) {
       if (phase == tlm::END_RESP) {
@@ -438,6 +446,18 @@ class BaseProtocolChecker : public sc_core::sc_module,
     }
     check_unchanged(it->second.attributes, t, where);
     nb_.erase(it);
+    if (request_ == &t) request_ = nullptr;
+    if (response_ == &t) response_ = nullptr;
+  }
+
+  // The last reference was released during the call (the initiator may
+  // release when it completes a transaction in nb_transport_bw): the
+  // transaction is over and the object back with its memory manager, so its
+  // attributes say nothing more.
+  static bool released(const tlm::tlm_generic_payload& t) { return t.has_mm() && t.get_ref_count() <= 0; }
+
+  void forget(const tlm::tlm_generic_payload& t) {
+    nb_.erase(&t);
     if (request_ == &t) request_ = nullptr;
     if (response_ == &t) response_ = nullptr;
   }

@@ -82,9 +82,11 @@ struct Target : sc_core::sc_module {
   Pool pool;
 
   SC_HAS_PROCESS(Target);
-  explicit Target(sc_core::sc_module_name n) : sc_module(n), socket("socket") {
+  // b_only: no nb_transport_fw of its own; the socket converts nb_transport
+  // calls to b_transport.
+  Target(sc_core::sc_module_name n, bool b_only) : sc_module(n), socket("socket") {
     socket.register_b_transport(this, &Target::b_transport);
-    socket.register_nb_transport_fw(this, &Target::nb_transport_fw);
+    if (!b_only) socket.register_nb_transport_fw(this, &Target::nb_transport_fw);
     socket.register_transport_dbg(this, &Target::transport_dbg);
     socket.register_get_direct_mem_ptr(this, &Target::get_direct_mem_ptr);
     SC_THREAD(run_script);
@@ -193,8 +195,10 @@ struct Initiator : sc_core::sc_module {
   tlm_utils::simple_initiator_socket<Initiator> socket;
   std::function<void(Initiator&)> script;
   Pool pool;
-  // nb_transport_bw: answer BEGIN_RESP with TLM_COMPLETED instead of a later END_RESP.
+  // nb_transport_bw: answer BEGIN_RESP with TLM_COMPLETED instead of a later
+  // END_RESP, and then also release the payload there.
   bool complete_in_bw = false;
+  bool release_in_bw = false;
   tlm_generic_payload* response = nullptr;  // the last BEGIN_RESP received
   sc_core::sc_event response_event;
   std::vector<std::pair<uint64_t, uint64_t>> invalidated;
@@ -218,6 +222,7 @@ struct Initiator : sc_core::sc_module {
     if (phase != tlm::BEGIN_RESP) return tlm::TLM_ACCEPTED;
     response = &t;
     response_event.notify(delay);
+    if (complete_in_bw && release_in_bw) t.release();
     return complete_in_bw ? tlm::TLM_COMPLETED : tlm::TLM_ACCEPTED;
   }
 
@@ -249,15 +254,20 @@ struct Initiator : sc_core::sc_module {
   }
 };
 
+struct Shape {
+  bool method_initiator = false;  // the initiator's script runs in a method process
+  bool b_only_target = false;     // the target registers b_transport only
+};
+
 // Initiator -> checker -> target, the checker bound with bind_checked.
 struct Top : sc_core::sc_module {
   Initiator initiator;
   Target target;
   BaseProtocolChecker& checker;
-  explicit Top(sc_core::sc_module_name n, bool method_initiator = false)
+  Top(sc_core::sc_module_name n, Shape shape)
       : sc_module(n),
-        initiator("initiator", method_initiator),
-        target("target"),
+        initiator("initiator", shape.method_initiator),
+        target("target", shape.b_only_target),
         checker(bind_checked(initiator.socket, target.socket, "checker")) {}
 };
 
@@ -271,9 +281,9 @@ json findings(const Top& top, json extra = json::object()) {
 
 // Runs `configure` on a fresh Top in a child, simulates to the end and
 // returns the findings (plus whatever `configure` stored in `extra`).
-json simulate(const std::function<void(Top&, json& extra)>& configure, bool method_initiator = false) {
+json simulate(const std::function<void(Top&, json& extra)>& configure, Shape shape = {}) {
   const json r = run_function_isolated([&] {
-    Top top("top", method_initiator);
+    Top top("top", shape);
     json extra = json::object();
     configure(top, extra);
     sc_core::sc_start();
@@ -402,12 +412,39 @@ TEST(ProtocolChecker, CompliantNbTrafficHasNoViolation) {
   EXPECT_EQ(r["mem"], (std::vector<int>{9, 8, 7, 6, 5, 5, 5, 5}));
 }
 
+TEST(ProtocolChecker, NbFromAMethodToABTransportTargetHasNoViolation) {
+  // nb_transport may be called from a method process; the target socket
+  // turns it into b_transport in its own thread and answers with BEGIN_RESP.
+  const json r = simulate(
+      [](Top& top, json& extra) {
+        top.initiator.complete_in_bw = true;
+        top.initiator.release_in_bw = true;  // the method cannot wait for the response
+        top.initiator.script = [&top, &extra](Initiator& i) {
+          static unsigned char data[4] = {7, 7, 7, 7};
+          tlm_generic_payload* t = i.pool.allocate();
+          setup(*t, tlm::TLM_WRITE_COMMAND, 20, data, 4);
+          tlm::tlm_phase phase = tlm::BEGIN_REQ;
+          sc_time delay = sc_core::SC_ZERO_TIME;
+          extra["status"] = int(i.socket->nb_transport_fw(*t, phase, delay));
+          top.target.script = [&extra](Target& tg) {
+            sc_core::wait(sc_time(100, SC_NS));
+            extra["mem"] = std::vector<int>(tg.mem + 20, tg.mem + 24);
+          };
+        };
+      },
+      Shape{/*method_initiator=*/true, /*b_only_target=*/true});
+  EXPECT_EQ(r["count"], 0u) << r.dump(2);
+  EXPECT_EQ(r["transactions"], 1u);
+  EXPECT_EQ(r["status"], int(tlm::TLM_ACCEPTED));
+  EXPECT_EQ(r["mem"], (std::vector<int>{7, 7, 7, 7}));
+}
+
 // ---- b_transport violations ----
 
 TEST(ProtocolChecker, BTransportFromMethodIsCaught) {
   const json r = simulate(
       [](Top& top, json&) { top.initiator.script = [](Initiator& i) { lt_write(i, 0); }; },
-      /*method_initiator=*/true);
+      Shape{/*method_initiator=*/true, /*b_only_target=*/false});
   expect_only(r, "11.1.1.4 b)");
   EXPECT_THAT(only(r), HasSubstr("top.initiator.run"));
   EXPECT_EQ(r["transactions"], 1u);
