@@ -112,7 +112,7 @@ class BaseProtocolChecker : public sc_core::sc_module,
     }
 
     // TLM_ACCEPTED: the phase and delay arguments carry nothing back
-    // (11.1.2.7), so they are not read.
+    // (the tlm_sync_enum rules of 11.1.2), so they are not read.
     if (status == tlm::TLM_UPDATED && is_base_phase(phase)) {
       if (phase == tlm::END_REQ || phase == tlm::BEGIN_RESP) {
         target_phase(trans, phase, delay, "the return from nb_transport_fw");
