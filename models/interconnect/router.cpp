@@ -44,6 +44,10 @@ Router::Open* Router::find(const tlm::tlm_generic_payload& p) {
 }
 
 void Router::close(const tlm::tlm_generic_payload& p) {
+  if (!open_.empty() && open_.back().p == &p) {  // the common case: completed at once
+    open_.pop_back();
+    return;
+  }
   open_.erase(std::remove_if(open_.begin(), open_.end(), [&](const Open& o) { return o.p == &p; }),
               open_.end());
 }

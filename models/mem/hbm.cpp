@@ -18,6 +18,21 @@ uint64_t transfer_cycles(const HbmTiming& t, uint64_t bytes) {
   return *c;
 }
 
+// The bytes a transaction moves: those its byte enables let through.
+uint64_t enabled_bytes(const tlm::tlm_generic_payload& p) {
+  const unsigned char* be = p.get_byte_enable_ptr();
+  const uint64_t n = p.get_data_length();
+  if (!be) return n;
+  const uint64_t period = p.get_byte_enable_length();
+  uint64_t per_period = 0, tail = 0;
+  for (uint64_t i = 0; i < period; ++i) {
+    if (be[i] != TLM_BYTE_ENABLED) continue;
+    ++per_period;
+    if (i < n % period) ++tail;
+  }
+  return n / period * per_period + tail;
+}
+
 }  // namespace
 
 HbmTiming hbm_timing(const PeConfig& cfg) {
@@ -57,7 +72,7 @@ void Hbm::access(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
   const uint64_t arrival = now + ps_of(delay);
   const bool idle = arrival >= train_end_ps_;  // the pipe is idle: a new train
   const uint64_t start = idle ? arrival : train_start_ps_;
-  const std::optional<uint64_t> bytes = checked_add(idle ? 0 : train_bytes_, p.get_data_length());
+  const std::optional<uint64_t> bytes = checked_add(idle ? 0 : train_bytes_, enabled_bytes(p));
   if (!bytes) throw std::overflow_error("HBM: a train of more than 2^64 bytes");
   const uint64_t transfer = transfer_cycles(timing_, *bytes);
   const std::optional<uint64_t> access = checked_add(transfer, timing_.latency_cycles);

@@ -16,11 +16,19 @@ void copy(tlm::tlm_generic_payload& p, SparseMemory& store) {
     else store.write(a, data, n);
     return;
   }
-  // Byte enables: only enabled lanes move (the pattern repeats, LRM 14.14).
-  for (unsigned i = 0; i < n; ++i) {
-    if (be[i % be_len] != TLM_BYTE_ENABLED) continue;
-    if (p.is_read()) store.read(a + i, data + i, 1);
-    else store.write(a + i, data + i, 1);
+  // Byte enables: only enabled lanes move; the pattern repeats (IEEE 1666
+  // 14.14). Contiguous enabled lanes move together.
+  unsigned i = 0;
+  while (i < n) {
+    if (be[i % be_len] != TLM_BYTE_ENABLED) {
+      ++i;
+      continue;
+    }
+    unsigned j = i + 1;
+    while (j < n && be[j % be_len] == TLM_BYTE_ENABLED) ++j;
+    if (p.is_read()) store.read(a + i, data + i, j - i);
+    else store.write(a + i, data + i, j - i);
+    i = j;
   }
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <string>
 
 #include "models/mem/address_map.h"
@@ -68,11 +69,6 @@ void PeDma::begin_transfer(const Stage& s, CommandData* d) {
       for (uint64_t r = 0; r < s.src.runs; ++r)
         port_.read(s.src.address + r * s.src.pitch, &buffer_[r * s.src.run_bytes], s.src.run_bytes);
     }
-  } else {
-    uint64_t longest = 0;
-    for (int i = 0; i < 2; ++i)
-      if (hbm_side_[i]) longest = std::max(longest, std::min(run_length(side_[i]), kMaxBurstBytes));
-    if (buffer_.size() < longest) buffer_.resize(longest);
   }
   start_ps_ = now_ps();
   setup_ps_ = ps_of(clock_.cycles(cfg_.dma.setup_cycles));
@@ -93,6 +89,13 @@ void PeDma::end_transfer() {
   }
 }
 
+// A side's runs become bursts of at most kMaxBurstBytes:
+// - a gap-free pattern: one run, cut into bursts;
+// - a strided one whose pitch fits a burst: as many runs as fit in one
+//   burst's span, the gaps masked by a byte-enable pattern one pitch long
+//   (repeated over the burst, IEEE 1666 14.14), so a tile block of a
+//   matrix is one transaction; the HBM counts enabled bytes only;
+// - a wider pitch: one burst per run (cut when a run is longer).
 bool PeDma::next_burst() {
   while (cursor_.side < 2) {
     const BytePattern& p = side_[cursor_.side];
@@ -100,18 +103,47 @@ bool PeDma::next_burst() {
       cursor_ = Cursor{cursor_.side + 1, 0, 0, 0};
       continue;
     }
-    const uint64_t length = run_length(p);
-    const uint64_t n = std::min(kMaxBurstBytes, length - cursor_.off);
+    const bool read = cursor_.side == 0;
     tlm::tlm_generic_payload& b = burst_;
-    b.set_command(cursor_.side == 0 ? tlm::TLM_READ_COMMAND : tlm::TLM_WRITE_COMMAND);
+    b.set_command(read ? tlm::TLM_READ_COMMAND : tlm::TLM_WRITE_COMMAND);
     b.set_address(p.address + cursor_.run * p.pitch + cursor_.off);
-    b.set_data_ptr(buffer_.data() + (data_ ? cursor_.buf : 0));
+    b.set_dmi_allowed(false);
+    b.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    burst_buf_ = cursor_.buf;
+    const uint64_t length = run_length(p);
+    if (p.pitch != p.run_bytes && p.pitch <= kMaxBurstBytes && cursor_.off == 0) {
+      const uint64_t fit = (kMaxBurstBytes - p.run_bytes) / p.pitch + 1;
+      burst_runs_ = std::min(fit, p.runs - cursor_.run);
+      const uint64_t span = (burst_runs_ - 1) * p.pitch + p.run_bytes;
+      if (enables_.size() != p.pitch || enabled_run_ != p.run_bytes) {
+        enables_.assign(p.pitch, TLM_BYTE_DISABLED);
+        std::fill(enables_.begin(), enables_.begin() + long(p.run_bytes), TLM_BYTE_ENABLED);
+        enabled_run_ = p.run_bytes;
+      }
+      if (span_.size() < span) span_.resize(span);
+      if (data_ && !read) {  // the runs into their places in the span
+        for (uint64_t i = 0; i < burst_runs_; ++i)
+          std::memcpy(&span_[i * p.pitch], &buffer_[burst_buf_ + i * p.run_bytes], p.run_bytes);
+      }
+      burst_pitch_ = p.pitch;
+      burst_run_bytes_ = p.run_bytes;
+      b.set_data_ptr(span_.data());
+      b.set_data_length(unsigned(span));
+      b.set_streaming_width(unsigned(span));
+      b.set_byte_enable_ptr(enables_.data());
+      b.set_byte_enable_length(unsigned(p.pitch));
+      cursor_.run += burst_runs_;
+      cursor_.buf += burst_runs_ * p.run_bytes;
+      return true;
+    }
+    burst_runs_ = 0;  // a plain burst: the packed buffer itself
+    const uint64_t n = std::min(kMaxBurstBytes, length - cursor_.off);
+    if (!data_ && span_.size() < n) span_.resize(n);
+    b.set_data_ptr(data_ ? buffer_.data() + cursor_.buf : span_.data());
     b.set_data_length(unsigned(n));
     b.set_streaming_width(unsigned(n));
     b.set_byte_enable_ptr(nullptr);
     b.set_byte_enable_length(0);
-    b.set_dmi_allowed(false);
-    b.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
     cursor_.off += n;
     cursor_.buf += n;
     if (cursor_.off == length) {
@@ -155,6 +187,10 @@ void PeDma::burst_done(const sc_core::sc_time& delay) {
   const bool ok = burst_.is_response_ok();
   burst_.release();
   if (!ok) burst_failed();
+  if (data_ && burst_runs_ && burst_.is_read()) {  // the runs out of the span
+    for (uint64_t i = 0; i < burst_runs_; ++i)
+      std::memcpy(&buffer_[burst_buf_ + i * burst_run_bytes_], &span_[i * burst_pitch_], burst_run_bytes_);
+  }
   end_ps_ = std::max(end_ps_, now_ps() + ps_of(delay));
 }
 

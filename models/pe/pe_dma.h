@@ -2,9 +2,9 @@
 // TCM (COPY) and a composite's HBM operand and output blocks.
 //
 // A transfer takes the DMA setup time, then its HBM side travels over `mem`
-// as bursts with the tensor's real addresses: one burst per contiguous run
-// of bytes (a row of a strided block; a gap-free tensor is one run), at
-// most kMaxBurstBytes each, all issued when the setup ends. The stage ends
+// as bursts with the tensor's real addresses, at most kMaxBurstBytes each
+// (next_burst(): a strided block is one burst with a byte-enable pattern
+// where it fits), all issued when the setup ends. The stage ends
 // when the last burst's response does: with the HBM to itself that is
 // dma_cycles() (engine_timing.h); sharing it costs what the HBM model says.
 // A TCM -> TCM copy never leaves the PE and takes dma_cycles() too.
@@ -68,7 +68,13 @@ class PeDma : public StageEngine {
   Cursor cursor_;
   ModulePayload burst_;  // one burst at a time in flight
   bool request_open_ = false;  // the burst's request phase has not ended
-  std::vector<uint8_t> buffer_;  // data mode: the transfer's bytes; else a burst's
+  std::vector<uint8_t> buffer_;  // data mode: the transfer's bytes, packed
+  std::vector<uint8_t> span_;    // a masked burst's span (timing mode: any burst's)
+  std::vector<uint8_t> enables_;  // the byte-enable pattern, one pitch long
+  uint64_t enabled_run_ = 0;
+  // The burst in flight: its runs (0: a plain burst), their geometry and
+  // where they go in buffer_.
+  uint64_t burst_runs_ = 0, burst_pitch_ = 0, burst_run_bytes_ = 0, burst_buf_ = 0;
   uint64_t start_ps_ = 0, end_ps_ = 0;
   uint64_t setup_ps_ = 0;  // the setup's end, from start_ps_
   bool late_ = false;  // a burst answered later: the stage finishes later
