@@ -1,5 +1,6 @@
 #include "models/mem/hbm.h"
 
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -16,21 +17,6 @@ uint64_t transfer_cycles(const HbmTiming& t, uint64_t bytes) {
                               " bytes: the cycle count does not fit in 64 bits");
   }
   return *c;
-}
-
-// The bytes a transaction moves: those its byte enables let through.
-uint64_t enabled_bytes(const tlm::tlm_generic_payload& p) {
-  const unsigned char* be = p.get_byte_enable_ptr();
-  const uint64_t n = p.get_data_length();
-  if (!be) return n;
-  const uint64_t period = p.get_byte_enable_length();
-  uint64_t per_period = 0, tail = 0;
-  for (uint64_t i = 0; i < period; ++i) {
-    if (be[i] != TLM_BYTE_ENABLED) continue;
-    ++per_period;
-    if (i < n % period) ++tail;
-  }
-  return n / period * per_period + tail;
 }
 
 }  // namespace
@@ -63,6 +49,27 @@ Hbm::Hbm(sc_core::sc_module_name name, const HbmTiming& timing, MemoryRange rang
   in.register_nb_transport_fw(this, &Hbm::nb_transport_fw);
   in.register_transport_dbg(this, &Hbm::transport_dbg);
   in.register_get_direct_mem_ptr(this, &Hbm::get_direct_mem_ptr);
+}
+
+uint64_t Hbm::enabled_bytes(const tlm::tlm_generic_payload& p) {
+  const unsigned char* be = p.get_byte_enable_ptr();
+  const uint64_t n = p.get_data_length();
+  if (!be) return n;
+  // An initiator sends the same pattern burst after burst (a tile's rows):
+  // counted once, then recognised by its bytes.
+  const size_t period = p.get_byte_enable_length();
+  const size_t tail = size_t(n % period);
+  if (pattern_.size() != period || tail != pattern_tail_ || std::memcmp(pattern_.data(), be, period) != 0) {
+    pattern_.assign(be, be + period);
+    pattern_tail_ = tail;
+    pattern_enabled_ = pattern_enabled_tail_ = 0;
+    for (size_t i = 0; i < period; ++i) {
+      if (be[i] != TLM_BYTE_ENABLED) continue;
+      ++pattern_enabled_;
+      if (i < tail) ++pattern_enabled_tail_;
+    }
+  }
+  return n / period * pattern_enabled_ + pattern_enabled_tail_;
 }
 
 void Hbm::access(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {

@@ -23,6 +23,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include <systemc>
 #include <tlm>
@@ -65,6 +66,8 @@ class Hbm : public sc_core::sc_module {
   bool get_direct_mem_ptr(tlm::tlm_generic_payload& p, tlm::tlm_dmi& dmi);
   // Completes one access: copies (data mode) and adds its time to `delay`.
   void access(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
+  // The bytes an access moves: those its byte enables let through.
+  uint64_t enabled_bytes(const tlm::tlm_generic_payload& p);
 
   const HbmTiming timing_;
   const MemoryRange range_;
@@ -74,6 +77,10 @@ class Hbm : public sc_core::sc_module {
   // The train in the pipe: when it began, when its transfer ends, its bytes.
   uint64_t train_start_ps_ = 0, train_end_ps_ = 0, train_bytes_ = 0;
   uint64_t transactions_ = 0;
+  // The last byte-enable pattern seen and its enabled bytes.
+  std::vector<unsigned char> pattern_;
+  size_t pattern_tail_ = 0;
+  uint64_t pattern_enabled_ = 0, pattern_enabled_tail_ = 0;
 };
 
 }  // namespace kb
