@@ -301,8 +301,8 @@ void PeScheduler::stage_answered(Engine e, const sc_core::sc_time& delay) {
   Issued& is = issued_[int(e)];
   is.payload.release();
   if (is.payload.is_response_error()) {
-    throw KernelError(std::string(to_string(engine_component(e))) + ": " +
-                      (is.ext->error ? is.ext->error : is.payload.get_response_string().c_str()));
+    if (is.ext->error) throw KernelError(is.ext->error);  // the engine's own words
+    throw KernelError(std::string(to_string(engine_component(e))) + ": " + is.payload.get_response_string());
   }
   done_event_[int(e)].notify(delay);  // the engine is busy until then
 }

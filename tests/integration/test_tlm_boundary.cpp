@@ -387,5 +387,56 @@ TEST(ForeignMemory, BTransportOnlyMemoryBehindMemServesDmaWithValues) {
   EXPECT_GE(j["accesses"].get<uint64_t>(), 2u);  // the load and the store, as bursts
 }
 
+// A memory whose every access fails: the load's burst gets an address
+// error, and the launch fails naming the command and the burst, whether the
+// memory answers at once or later.
+struct RefusingMemory : sc_core::sc_module {
+  tlm_utils::simple_target_socket<RefusingMemory> in;
+  RefusingMemory(sc_core::sc_module_name n, bool late) : sc_module(n), in("in") {
+    if (late) in.register_b_transport(this, &RefusingMemory::b_transport);
+    else in.register_nb_transport_fw(this, &RefusingMemory::nb_transport_fw);
+    in.register_transport_dbg(this, &RefusingMemory::dbg);
+  }
+  void b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time&) {
+    p.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+  }
+  tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload& p, tlm::tlm_phase&, sc_core::sc_time&) {
+    p.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    return tlm::TLM_COMPLETED;
+  }
+  unsigned dbg(tlm::tlm_generic_payload&) { return 0; }
+};
+
+class RefusedBurst : public ::testing::TestWithParam<bool> {};
+
+TEST_P(RefusedBurst, FailsTheLaunchNamingTheCommandAndTheBurst) {
+  const bool late = GetParam();
+  const nlohmann::json j = run_function_isolated([late] {
+    PeConfig cfg;
+    Checked c;
+    Pe pe("pe", cfg, 0, c.binder());
+    RefusingMemory mem("refusing", late);
+    c.binder()(pe.mem, mem.in, "pe.mem -> refusing.in");
+    pe.pe_cpu.launch("load", [](Tl& tl) {
+      const Tensor x = tl.hbm("x", 4, 64, Dtype::kFp32);
+      const Tensor a = tl.tcm("a", 4, 64, Dtype::kFp32);
+      tl.host_random(x, 1);
+      tl.load(a, x);
+    });
+    sc_core::sc_start();
+    nlohmann::json r = c.report();
+    r["error"] = pe.pe_cpu.results().at(0).error;
+    return r;
+  });
+  ASSERT_FALSE(j.contains("error") && j["error"].is_null()) << j.dump();
+  EXPECT_EQ(j["violations"].get<uint64_t>(), 0u) << j["first"].dump(1);
+  EXPECT_EQ(j["error"].get<std::string>(),
+            "kernel 'load', command #1 DmaReadCmd: PE_DMA: read of 1024 bytes at 0x10000000000 failed: "
+            "TLM_ADDRESS_ERROR_RESPONSE");
+}
+
+INSTANTIATE_TEST_SUITE_P(AtOnceAndLater, RefusedBurst, ::testing::Bool(),
+                         [](const auto& p) { return std::string(p.param ? "later" : "at_once"); });
+
 }  // namespace
 }  // namespace kb
