@@ -19,8 +19,28 @@
 //
 // A command that fails while it runs (a time past 2^64 ps, an engine's
 // error; PE_SCHEDULER reports those through fault()) fails the launch like a
-// kernel error: a CommandFault is raised in the kernel thread and the
-// simulation ends (issue 11). No exception leaves a SystemC method.
+// kernel error: a CommandFault is raised in the kernel thread (issue 11). No
+// exception leaves a SystemC method.
+//
+// Kernel errors (a shape mismatch, the ADR-0064 D7 cap, an uninitialised
+// read, a CommandFault, ...) end the launch, never the simulation (issue 12):
+// - The launch's LaunchResult::error holds the message, failed() turns true,
+//   and the PE runs no later launch. The PE is done; other modules go on,
+//   and sc_start() returns when no event is left.
+// - The message is reported once, with SC_REPORT_ERROR under
+//   kKernelErrorType, at the time the launch ends. Its actions are the
+//   user's (sc_report_handler::set_actions(kKernelErrorType, ...)): SC_STOP
+//   stops the simulation, SC_ABORT aborts it. SC_THROW (in SystemC's default
+//   actions for an error) throws the sc_report; PE_CPU catches its own
+//   report, so with the default actions the simulation keeps running.
+// - A kernel error in the kernel thread: the commands before it are written
+//   first (the launch ends when the last is accepted) and then run to
+//   completion in PE_SCHEDULER after the launch has ended.
+// - A CommandFault: PE_CPU stops issuing (a command already dispatching is
+//   still written, no further one starts), and PE_SCHEDULER issues no further
+//   stage (stages already on an engine complete). The launch ends at the
+//   fault. A fault of a command still running after its launch failed is not
+//   told again: the first error stands.
 #pragma once
 
 #include <cstdint>
@@ -42,6 +62,10 @@
 #include "models/trace/op_log.h"
 
 namespace kb {
+
+// The SystemC message type of a failed kernel launch (see above). Every
+// report of this type is SC_ERROR; its message is the launch's error.
+inline constexpr const char* kKernelErrorType = "kernbench/kernel_error";
 
 class Tl;
 struct CommandExtension;  // pe_scheduler.h
@@ -113,9 +137,12 @@ class PeCpu : public sc_core::sc_module {
   PeCpu(sc_core::sc_module_name name, const PeConfig& cfg, TensorTable& table, OpLog& log,
         DataContext& data);
 
-  // Queues a kernel; launches run back to back, in order, from time 0.
+  // Queues a kernel; launches run back to back, in order, from time 0,
+  // until one fails: the later ones do not run (no result).
   void launch(const std::string& name, Kernel kernel);
   const std::vector<LaunchResult>& results() const { return results_; }
+  // A launch failed (its error is results().back().error): the PE is done.
+  bool failed() const { return failed_; }
   void set_observer(CpuObserver* o) { observer_ = o; }
   CpuObserver* observer() const { return observer_; }
 
@@ -139,7 +166,8 @@ class PeCpu : public sc_core::sc_module {
   uint64_t next_ticket() const { return next_ticket_; }
   // A process of the PE failed on command `id` (type `cmd_type`): the launch
   // fails with `what`, raised as a CommandFault in the kernel thread, and
-  // the simulation ends. Only the first fault is told.
+  // the PE stops issuing. Only the first fault is told, and none after the
+  // launch has failed.
   void fault(uint64_t id, const char* cmd_type, const std::string& what);
 
   // Host access to memory, in zero simulated time after the queue drains
@@ -160,6 +188,7 @@ class PeCpu : public sc_core::sc_module {
  private:
   void run();
   void finish_launch();
+  void fail_launch(const std::string& error);
   void fault_item(uint64_t id, uint64_t ticket, const Command& c, const std::string& what);
   void raise(const CommandFault& f);
   // Emit time: a dispatch that would end past 2^64 ps even if it started
@@ -198,7 +227,8 @@ class PeCpu : public sc_core::sc_module {
   LaunchResult* current_ = nullptr;
   uint64_t next_id_ = 1;
   uint64_t next_ticket_ = 1;
-  bool faulted_ = false;
+  bool faulted_ = false;  // a CommandFault was raised: nothing more is issued
+  bool failed_ = false;   // a launch failed: the kernel thread has ended
   sc_core::sc_process_handle kernel_thread_;
   // Below both, a dispatch cannot end past 2^64 ps: no exact check needed.
   uint64_t safe_cycles_ = 0;
