@@ -229,7 +229,7 @@ void PeCpu::enqueue(Command&& c, uint64_t id, uint64_t ticket, const DispatchCos
 }
 
 void PeCpu::start_next() {
-  if (queued_ == 0 || faulted_) {  // after a CommandFault nothing more starts
+  if (queued_ == 0 || faulted_) {  // stopped by a CommandFault: nothing more starts
     pipeline_busy_ = false;
     set_state(CpuState::kIdle);
     idle_.notify();
@@ -257,6 +257,7 @@ void PeCpu::start_next() {
 }
 
 void PeCpu::dispatched() {
+  if (faulted_) return;  // stopped by a CommandFault: nothing more is written
   // A method: an exception must not escape it (SystemC would wrap it as
   // E549 and abandon the run); it fails the launch instead.
   try {
@@ -395,12 +396,13 @@ void PeCpu::run() {
       error = e.what();
     }
     if (!error.empty()) {
-      // A kernel's exception ends the launch (and the PE's launches), once
-      // the commands before it are written, as if dispatched in step (waited
-      // for outside the handler: SystemC unwinds threads by exception).
-      // After a fault the pipeline may never idle: it ends at once.
+      // A kernel's exception ends the launch (and the PE's launches) as its
+      // end would: once the commands before it are written, as if
+      // dispatched in step, and have completed (waited for outside the
+      // handler: SystemC unwinds threads by exception). A fault stops the
+      // PE: the launch ends at once.
       try {
-        if (!faulted_) sync();
+        if (!faulted_) drain();
       } catch (const CommandFault&) {
         // a command before the error failed meanwhile: the error stands
       }

@@ -33,14 +33,14 @@
 //   stops the simulation, SC_ABORT aborts it. SC_THROW (in SystemC's default
 //   actions for an error) throws the sc_report; PE_CPU catches its own
 //   report, so with the default actions the simulation keeps running.
-// - A kernel error in the kernel thread: the commands before it are written
-//   first (the launch ends when the last is accepted) and then run to
-//   completion in PE_SCHEDULER after the launch has ended.
-// - A CommandFault: PE_CPU stops issuing (a command already dispatching is
-//   still written, no further one starts), and PE_SCHEDULER issues no further
-//   stage (stages already on an engine complete). The launch ends at the
-//   fault. A fault of a command still running after its launch failed is not
-//   told again: the first error stands.
+// - A kernel error in the kernel thread: the launch ends as its end would,
+//   once the commands before the error are written and have completed (its
+//   latency, busy times and statistics cover them; nothing of the PE runs
+//   after it).
+// - A CommandFault stops the PE at once, as sc_stop did for the whole
+//   simulation: PE_CPU writes nothing more (not even a command being
+//   dispatched), PE_SCHEDULER neither issues nor completes a stage (stages
+//   on an engine are abandoned), and the launch ends at the fault.
 #pragma once
 
 #include <cstdint>
@@ -166,8 +166,8 @@ class PeCpu : public sc_core::sc_module {
   uint64_t next_ticket() const { return next_ticket_; }
   // A process of the PE failed on command `id` (type `cmd_type`): the launch
   // fails with `what`, raised as a CommandFault in the kernel thread, and
-  // the PE stops issuing. Only the first fault is told, and none after the
-  // launch has failed.
+  // the PE stops. Only the first fault is told, and none after the launch
+  // has failed.
   void fault(uint64_t id, const char* cmd_type, const std::string& what);
 
   // Host access to memory, in zero simulated time after the queue drains

@@ -295,6 +295,7 @@ void PeScheduler::log_stage(Engine e, const Stage& s, uint64_t start_ps) {
 }
 
 void PeScheduler::complete_issued(Engine e) {
+  if (faulted_) return;  // stopped at the fault: the stage is abandoned
   try {
     finish_issued(e);
   } catch (const std::exception& ex) {

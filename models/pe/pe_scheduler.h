@@ -69,8 +69,8 @@ class PeScheduler : public sc_core::sc_module {
 
   // Where an error raised while a command runs goes (PE_CPU fails the
   // launch): a method must not let an exception escape (issue 11). Without
-  // a handler, the exception propagates. After a fault no further stage is
-  // issued; stages already on an engine complete.
+  // a handler, the exception propagates. A fault stops the scheduler: no
+  // stage is issued or completed after it (stages on an engine are abandoned).
   using FaultHandler =
       std::function<void(uint64_t cmd_id, const char* cmd_type, const std::string& what)>;
   void on_fault(FaultHandler h) { on_fault_ = std::move(h); }
@@ -153,7 +153,7 @@ class PeScheduler : public sc_core::sc_module {
   bool busy_[kNumEngines] = {};
   bool signals_ = false;
   FaultHandler on_fault_;
-  bool faulted_ = false;  // after a fault no stage is issued (the launch failed)
+  bool faulted_ = false;  // stopped by a fault (the launch failed)
   void signal_change() {
     if (signals_) changed_.notify();
   }

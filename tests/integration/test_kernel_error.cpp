@@ -190,6 +190,8 @@ void expect_launch_failed_and_simulation_went_on(const Outcome& o) {
   EXPECT_EQ(o.error_count, 1);
   EXPECT_EQ(o.warning_count, 0);
   EXPECT_FALSE(o.stopped);
+  // Nothing of the bad PE ran after its launch ended.
+  for (const OpRecord& r : o.bad.records) EXPECT_LE(r.end_ps, failed.end_ps);
 
   // The worker ran every step, to the end, past the error.
   ASSERT_EQ(o.worker_ps.size(), size_t(kWorkerSteps));
@@ -216,8 +218,8 @@ void expect_launch_failed_and_simulation_went_on(const Outcome& o) {
   EXPECT_GE(o.end_ps, std::max(g.end_ps, o.worker_ps.back()));
 }
 
-// Two fills written, then a GEMM whose shapes do not match. The big fill
-// is still running when the launch ends; it completes.
+// Three fills written, then a GEMM whose shapes do not match. The launch
+// ends when the big fill, written last, completes.
 void shape_mismatch(Tl& tl) {
   const Tensor a = tl.tcm("a", 8, 16, Dtype::kFp32), b = tl.tcm("b", 32, 8, Dtype::kFp32);
   const Tensor c = tl.tcm("c", 8, 8, Dtype::kFp32);
@@ -236,15 +238,20 @@ void expect_shape_mismatch(const Outcome& o) {
   EXPECT_THAT(failed.error, HasSubstr("'a' [8, 16]"));
   EXPECT_THAT(failed.error, HasSubstr("'b' [32, 8]"));
   EXPECT_EQ(failed.commands, 3u);
-  // Every command written before the error completed, the big fill after
-  // the launch had ended (256 x 256 elements on 64 lanes).
+  // Every command written before the error completed, and the launch ended
+  // with the last of them: the big fill (pipeline latency + 256 x 256
+  // elements on 64 lanes, one cycle each), long after it was written.
   const auto math = test::of_kind(o.bad, RecordKind::kMath);
   ASSERT_EQ(math.size(), 3u);
   for (uint64_t id = 1; id <= 3; ++id) EXPECT_EQ(math[id - 1].cmd_id, id);
   const PeConfig cfg;
-  EXPECT_GE(math[2].end_ps - math[2].start_ps,
-            uint64_t(256 * 256 / cfg.math.lanes) * test::period_ps(cfg));
-  EXPECT_GT(math[2].end_ps, failed.end_ps);
+  const uint64_t big_fill_cycles =
+      cfg.math.pipeline_latency_cycles + uint64_t(256 * 256 / cfg.math.lanes) * cfg.math.elementwise_cycles;
+  EXPECT_EQ(math[2].end_ps - math[2].start_ps, big_fill_cycles * test::period_ps(cfg));
+  EXPECT_EQ(failed.end_ps, math[2].end_ps);
+  const auto dispatches = test::of_kind(o.bad, RecordKind::kDispatch);
+  ASSERT_EQ(dispatches.size(), 3u);
+  EXPECT_LT(dispatches[2].end_ps, failed.end_ps);
 }
 
 TEST(KernelErrorReport, ShapeMismatchWithDefaultActionsEndsTheLaunchOnly) {
@@ -366,21 +373,22 @@ TEST(KernelErrorReport, CommandFaultEndsTheLaunchOnly) {
   EXPECT_EQ(o.good.launches[0].end_ps, good_alone().end_ps);
 }
 
-// A CommandFault raised in an engine: after it the PE issues nothing more.
-// The load's HBM access would end past 2^64 - 1 ps. Written before it: fill
-// #1 (running on PE_MATH when the fault comes) and fill #2 (waiting on #1,
-// WAW). After the fault PE_SCHEDULER issues no stage (fill #2 never runs,
-// though #1 completes after the fault) and PE_CPU starts no further command:
-// of the ten tl.cycles(1) after the load, only the one already dispatching
-// when the fault came is spent.
-TEST(KernelErrorReport, AfterAnEngineFaultThePeIssuesNothingMore) {
+// A CommandFault raised in an engine stops the PE at once. The load's HBM
+// access would end past 2^64 - 1 ps. Written before it: fill #1 (running on
+// PE_MATH when the fault comes) and fill #2 (waiting on #1, WAW). After the
+// fault PE_SCHEDULER neither completes nor issues a stage (fill #1 is
+// abandoned, fill #2 never runs) and PE_CPU writes nothing more: of the ten
+// tl.cycles(1) after the load, not even the one dispatching when the fault
+// came is spent. The simulation then ends by itself, at fill #1's end.
+TEST(KernelErrorReport, AnEngineFaultStopsThePe) {
   const PeConfig cfg;
   // From the spin's end, kRoom cycles remain before 2^64 - 1 ps: more than
   // fill #1 takes (256 x 256 fp32 on 64 lanes, ~1028 cycles), far less than
   // the load (setup + latency + 2 MiB / 204.8 bytes per cycle, ~10456).
   constexpr uint64_t kRoom = 5000;
   const uint64_t spin = std::numeric_limits<uint64_t>::max() / 1000 - kRoom;
-  const uint64_t fill_cycles = uint64_t(256 * 256 / cfg.math.lanes);
+  const uint64_t fill_cycles = cfg.math.pipeline_latency_cycles +
+                               uint64_t(256 * 256 / cfg.math.lanes) * cfg.math.elementwise_cycles;
   const uint64_t load_cycles = cfg.hbm.latency_cycles +
                                uint64_t(std::ceil(1024.0 * 1024 * 2 / cfg.hbm_bytes_per_cycle()));
   ASSERT_LT(fill_cycles + 100, kRoom);
@@ -408,22 +416,19 @@ TEST(KernelErrorReport, AfterAnEngineFaultThePeIssuesNothingMore) {
   EXPECT_EQ(o.kernel_error_count, 1);
   EXPECT_FALSE(o.stopped);
 
-  const auto math = test::of_kind(o.bad, RecordKind::kMath);
-  ASSERT_EQ(math.size(), 1u) << "fill #2 must not be issued after the fault";
-  EXPECT_EQ(math[0].cmd_id, 1u);
-  EXPECT_GT(math[0].end_ps, failed.end_ps) << "fill #1 must complete after the fault";
+  // The fault came when the load was written (its issue, a delta later).
+  const auto dispatches = test::of_kind(o.bad, RecordKind::kDispatch);
+  ASSERT_EQ(dispatches.size(), 3u);
+  EXPECT_EQ(dispatches[2].cmd_id, 3u);
+  EXPECT_EQ(failed.end_ps, dispatches[2].end_ps);
+  EXPECT_EQ(test::of_kind(o.bad, RecordKind::kMath).size(), 0u);
   EXPECT_EQ(test::of_kind(o.bad, RecordKind::kDmaRead).size(), 0u);
-  // tl.cycles: the spin and the one dispatching when the fault came.
   const auto cycles = test::of_kind(o.bad, RecordKind::kCpuCycles);
-  ASSERT_EQ(cycles.size(), 2u);
-  EXPECT_LE(cycles[1].start_ps, failed.end_ps);
-  for (const OpRecord& r : o.bad.records) {
-    if (r.component == Component::kPeCpu) {
-      EXPECT_LE(r.start_ps, failed.end_ps);
-    }
-  }
-  // Nothing was left to run after fill #1: the simulation ended by itself.
-  EXPECT_EQ(o.end_ps, std::max(math[0].end_ps, cycles[1].end_ps));
+  ASSERT_EQ(cycles.size(), 1u) << "only the spin";
+  for (const OpRecord& r : o.bad.records) EXPECT_LE(r.end_ps, failed.end_ps);
+  // The last event was fill #1's end, on PE_MATH from its write.
+  EXPECT_EQ(o.end_ps, dispatches[0].end_ps + fill_cycles * test::period_ps(cfg));
+  EXPECT_GT(o.end_ps, failed.end_ps);
 }
 
 }  // namespace
