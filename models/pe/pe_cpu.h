@@ -31,8 +31,9 @@
 //   kKernelErrorType, at the time the launch ends. Its actions are the
 //   user's (sc_report_handler::set_actions(kKernelErrorType, ...)): SC_STOP
 //   stops the simulation, SC_ABORT aborts it. SC_THROW (in SystemC's default
-//   actions for an error) throws the sc_report; PE_CPU catches its own
-//   report, so with the default actions the simulation keeps running.
+//   actions for an error, SC_LOG | SC_CACHE_REPORT | SC_THROW, which display
+//   nothing) throws the sc_report; PE_CPU catches its own report, so with
+//   the default actions the simulation keeps running.
 // - A kernel error in the kernel thread: the launch ends as its end would,
 //   once the commands before the error are written and have completed (its
 //   latency, busy times and statistics cover them; nothing of the PE runs

@@ -146,7 +146,6 @@ Setup read_setup(const std::string& text) {
                             const std::vector<std::pair<std::string, kb::Kernel>>& launches) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
-  sc_core::sc_report_handler::set_actions(kb::kKernelErrorType, sc_core::SC_LOG | sc_core::SC_THROW);
   int code = kOk;
   try {
     kb::Pe pe("pe", cfg);

@@ -24,6 +24,7 @@
 #include "models/pe/tl.h"
 #include "tb/runner.h"
 #include "tests/sim_util.h"
+#include "tests/test_files.h"
 
 namespace kb {
 namespace {
@@ -429,6 +430,47 @@ TEST(KernelErrorReport, AnEngineFaultStopsThePe) {
   // The last event was fill #1's end, on PE_MATH from its write.
   EXPECT_EQ(o.end_ps, dispatches[0].end_ps + fill_cycles * test::period_ps(cfg));
   EXPECT_GT(o.end_ps, failed.end_ps);
+}
+
+// Through the runner (every CLI run): the run fails with the launch's
+// error and nothing else, SystemC does not display the report, and the
+// outputs describe what ran. A run whose first command is refused ends by
+// itself at time 0: its VCD is written, ending 1 ps later.
+TEST(KernelErrorReport, RunnerRunFailsWithTheLaunchErrorAndWritesItsOutputs) {
+  test::TempDir dir;
+  RunSpec spec;
+  spec.vcd_path = dir.file("w.vcd");
+  spec.oplog_path = dir.file("op.csv");
+  spec.launches = {{"failing",
+                    [](Tl& tl) {
+                      const Tensor a = tl.tcm("a", 8, 8, Dtype::kFp32);
+                      const Tensor b = tl.tcm("b", 8, 8, Dtype::kFp32);
+                      tl.load(a, b);
+                    }},
+                   {"never", [](Tl& tl) { tl.cycles(1); }}};
+  const RunResult r = run_isolated(spec);
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.error, "kernel 'failing', command #1 DmaReadCmd: src 'b' [8, 8] fp32 tcm must be in hbm");
+  ASSERT_EQ(r.launches.size(), 1u);
+  EXPECT_EQ(r.launches[0].error, r.error);
+  EXPECT_EQ(r.end_ps, 0u);
+  const std::string vcd = test::read_file(spec.vcd_path);
+  ASSERT_GE(vcd.size(), 4u);
+  EXPECT_EQ(vcd.substr(vcd.size() - 4), "\n#1\n");
+  EXPECT_TRUE(std::filesystem::exists(spec.oplog_path));
+}
+
+// The CLI: exit status 1 and its one line on stderr; SystemC's display of
+// the report (an "Error: kernbench/kernel_error" block on stdout) is off.
+TEST(KernelErrorReport, CliFailsWithExitStatus1AndOneLine) {
+  const std::string stream = "tests/data/replay/dma_read_from_tcm.stream";
+  const test::CliResult r = test::run_program(KERNBENCH_BIN, {"replay", stream});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "kernbench: replay '" + stream + "' failed: " + stream +
+                       ":7: kernel 'bad_load', command #1 DmaReadCmd: src 'src' [64, 64] bf16 tcm "
+                       "must be in hbm (dma_read dst=2 src=1)\n");
+  EXPECT_EQ(r.out.find(kKernelErrorType), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("In process"), std::string::npos) << r.out;
 }
 
 }  // namespace
