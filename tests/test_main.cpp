@@ -1,7 +1,8 @@
 // Custom GoogleTest main (STYLE.md 8): quiet SystemC banner, SystemC
 // warnings and errors become test failures, except the documented report of
-// a failed kernel launch (see is_kernel_error). CTest runs every test in its own
-// process (gtest_discover_tests), so each test may elaborate one simulation.
+// a failed kernel launch (see is_kernel_error). CTest runs every test in its
+// own process (gtest_discover_tests), so each test may elaborate one
+// simulation.
 #include <gtest/gtest.h>
 #include <systemc>
 

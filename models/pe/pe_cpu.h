@@ -228,7 +228,7 @@ class PeCpu : public sc_core::sc_module {
   LaunchResult* current_ = nullptr;
   uint64_t next_id_ = 1;
   uint64_t next_ticket_ = 1;
-  bool faulted_ = false;  // a CommandFault was raised: nothing more is issued
+  bool faulted_ = false;  // a CommandFault was raised: the PE stopped
   bool failed_ = false;   // a launch failed: the kernel thread has ended
   sc_core::sc_process_handle kernel_thread_;
   // Below both, a dispatch cannot end past 2^64 ps: no exact check needed.
