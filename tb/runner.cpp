@@ -106,8 +106,10 @@ RunResult run_in_process(const RunSpec& spec) {
   // The summary statistics, computed as the run goes (constant memory).
   std::unique_ptr<StreamingStats> stats;
   std::unique_ptr<PeVcdTrace> vcd;
-  // SystemC's info messages (e.g. "stopped by user" when a failing kernel
-  // calls sc_stop) would mix into the reports.
+  // SystemC's info messages would mix into the reports. A kernel error's
+  // report is not displayed with SystemC's default actions for an error
+  // (SC_LOG | SC_CACHE_REPORT | SC_THROW; PE_CPU catches the thrown
+  // report): the result carries the message, which the caller prints.
   sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
   try {
     if (!spec.trace_path.empty()) trace_out = std::make_unique<OutputFile>(spec.trace_path, "trace");

@@ -10,6 +10,9 @@
 // its timeout, or whose process is stopped, is ended and fails. Outputs
 // are written through OutputFile (models/util/output_file.h): a failed or
 // interrupted run leaves nothing half-written under an output's name.
+// A kernel error fails its run (RunResult::error); SystemC's default
+// actions for its report (kKernelErrorType, models/pe/pe_cpu.h) display
+// nothing, and run_in_process leaves them as configured.
 #pragma once
 
 #include <cstdint>

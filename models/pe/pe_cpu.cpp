@@ -1,5 +1,7 @@
 #include "models/pe/pe_cpu.h"
 
+#include <cstring>
+
 #include "models/pe/command_check.h"
 #include "models/pe/pe_scheduler.h"
 #include "models/pe/tl.h"
@@ -158,6 +160,7 @@ void PeCpu::fault_item(uint64_t id, uint64_t ticket, const Command& c, const std
 // at once, then this process goes on).
 void PeCpu::raise(const CommandFault& f) {
   faulted_ = true;
+  if (failed_) return;  // the launch already failed and ended: that error stands
   if (sc_core::sc_get_current_process_handle() == kernel_thread_) throw f;
   kernel_thread_.throw_it(f);
 }
@@ -226,7 +229,7 @@ void PeCpu::enqueue(Command&& c, uint64_t id, uint64_t ticket, const DispatchCos
 }
 
 void PeCpu::start_next() {
-  if (queued_ == 0) {
+  if (queued_ == 0 || faulted_) {  // stopped by a CommandFault: nothing more starts
     pipeline_busy_ = false;
     set_state(CpuState::kIdle);
     idle_.notify();
@@ -254,6 +257,7 @@ void PeCpu::start_next() {
 }
 
 void PeCpu::dispatched() {
+  if (faulted_) return;  // stopped by a CommandFault: nothing more is written
   // A method: an exception must not escape it (SystemC would wrap it as
   // E549 and abandon the run); it fails the launch instead.
   try {
@@ -364,6 +368,20 @@ void PeCpu::finish_launch() {
   for (int c = 0; c < kNumComponents; ++c) current_->busy_ps[c] = log_.launch_busy_ps(Component(c));
 }
 
+void PeCpu::fail_launch(const std::string& error) {
+  current_->error = error;
+  failed_ = true;
+  finish_launch();
+  // Reported once the launch has ended, with the actions the user set for
+  // the type (issue 12). SC_THROW throws this report back here: the launch
+  // has failed, the simulation goes on.
+  try {
+    SC_REPORT_ERROR(kKernelErrorType, error.c_str());
+  } catch (const sc_core::sc_report& r) {
+    if (std::strcmp(r.get_msg_type(), kKernelErrorType) != 0) throw;
+  }
+}
+
 void PeCpu::run() {
   kernel_thread_ = sc_core::sc_get_current_process_handle();
   for (auto& [name, kernel] : launches_) {
@@ -386,18 +404,17 @@ void PeCpu::run() {
       error = e.what();
     }
     if (!error.empty()) {
-      // A kernel's exception ends the simulation cleanly (DESIGN.md "Runs"),
-      // once the commands before it are written, as if dispatched in step
-      // (waited for outside the handler: SystemC unwinds threads by exception).
-      // After a fault the pipeline may never idle: it ends at once.
+      // A kernel's exception ends the launch (and the PE's launches) as its
+      // end would: once the commands before it are written, as if
+      // dispatched in step, and have completed (waited for outside the
+      // handler: SystemC unwinds threads by exception). A fault stops the
+      // PE: the launch ends at once.
       try {
-        if (!faulted_) sync();
+        if (!faulted_) drain();
       } catch (const CommandFault&) {
         // a command before the error failed meanwhile: the error stands
       }
-      current_->error = error;
-      finish_launch();
-      sc_core::sc_stop();
+      fail_launch(error);
       return;
     }
     finish_launch();

@@ -19,8 +19,29 @@
 //
 // A command that fails while it runs (a time past 2^64 ps, an engine's
 // error; PE_SCHEDULER reports those through fault()) fails the launch like a
-// kernel error: a CommandFault is raised in the kernel thread and the
-// simulation ends (issue 11). No exception leaves a SystemC method.
+// kernel error: a CommandFault is raised in the kernel thread (issue 11). No
+// exception leaves a SystemC method.
+//
+// Kernel errors (a shape mismatch, the ADR-0064 D7 cap, an uninitialised
+// read, a CommandFault, ...) end the launch, never the simulation (issue 12):
+// - The launch's LaunchResult::error holds the message, failed() turns true,
+//   and the PE runs no later launch. The PE is done; other modules go on,
+//   and sc_start() returns when no event is left.
+// - The message is reported once, with SC_REPORT_ERROR under
+//   kKernelErrorType, at the time the launch ends. Its actions are the
+//   user's (sc_report_handler::set_actions(kKernelErrorType, ...)): SC_STOP
+//   stops the simulation, SC_ABORT aborts it. SC_THROW (in SystemC's default
+//   actions for an error, SC_LOG | SC_CACHE_REPORT | SC_THROW, which display
+//   nothing) throws the sc_report; PE_CPU catches its own report, so with
+//   the default actions the simulation keeps running.
+// - A kernel error in the kernel thread: the launch ends as its end would,
+//   once the commands before the error are written and have completed (its
+//   latency, busy times and statistics cover them; nothing of the PE runs
+//   after it).
+// - A CommandFault stops the PE at once, as sc_stop did for the whole
+//   simulation: PE_CPU writes nothing more (not even a command being
+//   dispatched), PE_SCHEDULER neither issues nor completes a stage (stages
+//   on an engine are abandoned), and the launch ends at the fault.
 #pragma once
 
 #include <cstdint>
@@ -43,6 +64,10 @@
 #include "models/trace/op_log.h"
 
 namespace kb {
+
+// The SystemC message type of a failed kernel launch (see above). Every
+// report of this type is SC_ERROR; its message is the launch's error.
+inline constexpr const char* kKernelErrorType = "kernbench/kernel_error";
 
 class Tl;
 struct CommandExtension;  // pe_scheduler.h
@@ -114,9 +139,12 @@ class PeCpu : public sc_core::sc_module {
 
   PeCpu(sc_core::sc_module_name name, const PeConfig& cfg, TensorTable& table, OpLog& log);
 
-  // Queues a kernel; launches run back to back, in order, from time 0.
+  // Queues a kernel; launches run back to back, in order, from time 0,
+  // until one fails: the later ones do not run (no result).
   void launch(const std::string& name, Kernel kernel);
   const std::vector<LaunchResult>& results() const { return results_; }
+  // A launch failed (its error is results().back().error): the PE is done.
+  bool failed() const { return failed_; }
   void set_observer(CpuObserver* o) { observer_ = o; }
   CpuObserver* observer() const { return observer_; }
 
@@ -140,7 +168,8 @@ class PeCpu : public sc_core::sc_module {
   uint64_t next_ticket() const { return next_ticket_; }
   // A process of the PE failed on command `id` (type `cmd_type`): the launch
   // fails with `what`, raised as a CommandFault in the kernel thread, and
-  // the simulation ends. Only the first fault is told.
+  // the PE stops. Only the first fault is told, and none after the launch
+  // has failed.
   void fault(uint64_t id, const char* cmd_type, const std::string& what);
 
   // Host access to memory, in zero simulated time after the queue drains
@@ -162,6 +191,7 @@ class PeCpu : public sc_core::sc_module {
  private:
   void run();
   void finish_launch();
+  void fail_launch(const std::string& error);
   void fault_item(uint64_t id, uint64_t ticket, const Command& c, const std::string& what);
   void raise(const CommandFault& f);
   // Emit time: a dispatch that would end past 2^64 ps even if it started
@@ -200,7 +230,8 @@ class PeCpu : public sc_core::sc_module {
   LaunchResult* current_ = nullptr;
   uint64_t next_id_ = 1;
   uint64_t next_ticket_ = 1;
-  bool faulted_ = false;
+  bool faulted_ = false;  // a CommandFault was raised: the PE stopped
+  bool failed_ = false;   // a launch failed: the kernel thread has ended
   sc_core::sc_process_handle kernel_thread_;
   // Below both, a dispatch cannot end past 2^64 ps: no exact check needed.
   uint64_t safe_cycles_ = 0;

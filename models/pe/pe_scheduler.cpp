@@ -132,6 +132,7 @@ tlm::tlm_sync_enum PeScheduler::nb_transport_fw(tlm::tlm_generic_payload& payloa
 }
 
 void PeScheduler::fail(uint64_t cmd_id, const char* cmd_type, const std::exception& e) {
+  faulted_ = true;
   on_fault_(cmd_id, cmd_type, e.what());
 }
 
@@ -275,7 +276,7 @@ void PeScheduler::issue(Engine e) {
 
 void PeScheduler::issue_next(Engine e) {
   auto& ready = ready_[int(e)];
-  if (busy_[int(e)] || ready.empty()) return;
+  if (busy_[int(e)] || ready.empty() || faulted_) return;
   Issued& is = issued_[int(e)];
   is.r = ready.top();
   ready.pop();
@@ -346,6 +347,7 @@ void PeScheduler::log_stage(Engine e, const Stage& s, uint64_t start_ps) {
 }
 
 void PeScheduler::complete_issued(Engine e) {
+  if (faulted_) return;  // stopped at the fault: the stage is abandoned
   try {
     finish_issued(e);
   } catch (const std::exception& ex) {

@@ -84,7 +84,8 @@ class PeScheduler : public sc_core::sc_module {
 
   // Where an error raised while a command runs goes (PE_CPU fails the
   // launch): a method must not let an exception escape (issue 11). Without
-  // a handler, the exception propagates.
+  // a handler, the exception propagates. A fault stops the scheduler: no
+  // stage is issued or completed after it (stages on an engine are abandoned).
   using FaultHandler =
       std::function<void(uint64_t cmd_id, const char* cmd_type, const std::string& what)>;
   void on_fault(FaultHandler h) { on_fault_ = std::move(h); }
@@ -172,6 +173,7 @@ class PeScheduler : public sc_core::sc_module {
   bool busy_[kNumEngines] = {};
   bool signals_ = false;
   FaultHandler on_fault_;
+  bool faulted_ = false;  // stopped by a fault (the launch failed)
   void signal_change() {
     if (signals_) changed_.notify();
   }

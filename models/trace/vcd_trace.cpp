@@ -45,8 +45,8 @@ void copy_into(const std::string& from, OutputFile& to) {
 void check_vcd_complete(const std::string& written, uint64_t end_ps, const std::string& path) {
   struct stat empty {};
   if (::stat(written.c_str(), &empty) == 0 && empty.st_size == 0) {
-    // SystemC writes nothing when the run stops (a kernel error) before
-    // its first time step.
+    // SystemC writes nothing when the run stops (sc_stop, e.g. a kernel
+    // error's report with the SC_STOP action) before its first time step.
     throw OutputError("VCD '" + path + "' not written: the run stopped before its first time step");
   }
   const std::string expected = "\n#" + std::to_string(end_ps) + "\n";

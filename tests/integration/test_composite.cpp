@@ -186,13 +186,17 @@ TEST(CompositeCap, OverTheCapFailsAtEmitAndNothingReachesTheScheduler) {
   EXPECT_THAT(r.error, HasSubstr(std::to_string(4 + 1 + 28 * 40 + 1 + 8)));
   EXPECT_THAT(r.error, HasSubstr("cap of 1024"));
   // Only command 1 was dispatched and executed; the composite charged no
-  // time: the failure happened right where command 1's dispatch ended.
+  // time: the failed launch ended when command 1, issued as its dispatch
+  // ended, completed (a failed launch ends at its last completion, issue 12).
   const auto d = of_kind(r, RecordKind::kDispatch);
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0].cmd_id, 1u);
   for (const OpRecord& rec : r.records) EXPECT_EQ(rec.cmd_id, 1u);
+  const auto m = of_kind(r, RecordKind::kMath);
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_EQ(m[0].start_ps, d[0].end_ps);
   ASSERT_EQ(r.launches.size(), 1u);
-  EXPECT_EQ(r.launches[0].end_ps, d[0].end_ps);
+  EXPECT_EQ(r.launches[0].end_ps, m[0].end_ps);
 }
 
 TEST(CompositeCap, AtAndBelowTheCapEmitNormally) {

@@ -3,6 +3,7 @@
 // kernel-author errors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <gmock/gmock.h>
@@ -431,7 +432,7 @@ TEST(KernelErrors, RejectedCommandChargesNothing) {
 
 // PE_CPU checks commands ahead of simulated time (temporal decoupling), but
 // a rejected command still ends the launch only after every earlier command
-// was written, at the time the last of them was accepted.
+// was written and has completed, at the last completion (issue 12).
 TEST(KernelErrors, RejectionAfterRunAheadWritesEveryEarlierCommand) {
   constexpr int kGood = 200;  // more than the run-ahead queue and the descriptor queue
   const RunResult r = run_then_reject(kGood);
@@ -444,8 +445,15 @@ TEST(KernelErrors, RejectionAfterRunAheadWritesEveryEarlierCommand) {
   for (const OpRecord& s : of_kind(r, RecordKind::kStall)) {
     if (s.cmd_id == uint64_t(kGood)) last_accepted = s.end_ps;
   }
+  const auto math = of_kind(r, RecordKind::kMath);
+  ASSERT_EQ(math.size(), size_t(kGood));  // every written command ran
+  uint64_t last_done = 0;
+  for (const OpRecord& rec : r.records) last_done = std::max(last_done, rec.end_ps);
+  EXPECT_EQ(math.back().cmd_id, uint64_t(kGood));
+  EXPECT_EQ(math.back().end_ps, last_done);
+  EXPECT_LT(last_accepted, last_done);
   ASSERT_EQ(r.launches.size(), 1u);
-  EXPECT_EQ(r.launches[0].end_ps, last_accepted);
+  EXPECT_EQ(r.launches[0].end_ps, last_done);
   EXPECT_EQ(r.launches[0].commands, uint64_t(kGood));
 }
 
