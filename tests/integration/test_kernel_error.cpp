@@ -20,6 +20,8 @@
 
 #include <systemc>
 
+#include "models/mem/address_map.h"
+#include "models/mem/hbm.h"
 #include "models/pe/pe.h"
 #include "models/pe/tl.h"
 #include "tb/runner.h"
@@ -107,6 +109,12 @@ Outcome simulate(const Case& c) {
     if (c.actions) sc_core::sc_report_handler::set_actions(kKernelErrorType, *c.actions);
     Pe bad("bad", c.bad_config);
     Pe good("good", PeConfig{});
+    // Each PE with its own HBM: the good PE's figures are those of it alone.
+    const MemoryRange hbm_range{kHbmBase, 0};
+    Hbm bad_hbm("bad_hbm", hbm_timing(c.bad_config), hbm_range, c.bad_config.data_mode);
+    Hbm good_hbm("good_hbm", hbm_timing(PeConfig{}), hbm_range, false);
+    bad.mem.bind(bad_hbm.in);
+    good.mem.bind(good_hbm.in);
     bad.op_log().configure(true, "");
     bad.pe_cpu.launch("failing", c.failing);
     bad.pe_cpu.launch("never", [](Tl& tl) { tl.cycles(1); });
