@@ -147,6 +147,7 @@ RunResult run_in_process(const RunSpec& spec) {
     r.sim_wall_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
     r.end_ps = now_ps();  // before vcd->close(), which may advance 1 ps
+    pe->op_log().flush();  // the last instant's records (a run stopped by an error)
     if (occupancy) occupancy->flush();
   } catch (const std::exception& e) {
     r.error = e.what();
