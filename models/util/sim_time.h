@@ -27,7 +27,7 @@ namespace detail {
 
 inline uint64_t g_ticks_per_ps = 0;  // 0 until first asked for
 
-[[gnu::noinline]] inline uint64_t init_ticks_per_ps() {
+[[gnu::noinline, gnu::cold]] inline uint64_t init_ticks_per_ps() {
   // 1 ps in ticks of the resolution, exactly; 0 when the resolution is
   // coarser (SystemC rounds it away). Fixes the resolution, as every sc_time.
   const uint64_t k = sc_core::sc_time(1, sc_core::SC_PS).value();
@@ -55,23 +55,33 @@ inline uint64_t ticks_per_ps() {
 // (2^64 - 1 ps, about 213 days, at 1 ps; about 5 hours at 1 fs).
 inline uint64_t max_ps() { return UINT64_MAX / ticks_per_ps(); }
 
-// A time in whole ps, rounded down (the model's own times are whole ps; only
-// an outside initiator can add a finer one).
-inline uint64_t ps_of(const sc_core::sc_time& t) {
-  const uint64_t k = ticks_per_ps();
-  return k == 1 ? t.value() : t.value() / k;
-}
+namespace detail {
 
-// ps as an sc_time. Throws TimeOverflow past max_ps().
-inline sc_core::sc_time from_ps(uint64_t ps) {
-  const uint64_t k = ticks_per_ps();
-  uint64_t ticks = ps;
-  if (k != 1 && __builtin_mul_overflow(ps, k, &ticks)) {
+[[gnu::noinline]] inline uint64_t ps_of_ticks(uint64_t ticks) { return ticks / ticks_per_ps(); }
+
+[[gnu::noinline]] inline sc_core::sc_time from_ps_scaled(uint64_t ps) {
+  uint64_t ticks;
+  if (__builtin_mul_overflow(ps, ticks_per_ps(), &ticks)) {
     throw TimeOverflow("simulated time " + std::to_string(ps) + " ps is past the simulator's limit of " +
                        std::to_string(max_ps()) + " ps (2^64 - 1 steps of " +
                        sc_core::sc_get_time_resolution().to_string() + ")");
   }
   return sc_core::sc_time::from_value(ticks);
+}
+
+}  // namespace detail
+
+// A time in whole ps, rounded down (the model's own times are whole ps; only
+// an outside initiator can add a finer one). Inline, one compare at 1 ps.
+inline uint64_t ps_of(const sc_core::sc_time& t) {
+  if (__builtin_expect(detail::g_ticks_per_ps == 1, 1)) return t.value();
+  return detail::ps_of_ticks(t.value());
+}
+
+// ps as an sc_time. Throws TimeOverflow past max_ps().
+inline sc_core::sc_time from_ps(uint64_t ps) {
+  if (__builtin_expect(detail::g_ticks_per_ps == 1, 1)) return sc_core::sc_time::from_value(ps);
+  return detail::from_ps_scaled(ps);
 }
 
 // The current simulation time in ps; inline, unlike sc_time_stamp().
