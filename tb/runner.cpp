@@ -112,6 +112,11 @@ RunResult run_in_process(const RunSpec& spec) {
   // report): the result carries the message, which the caller prints.
   sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
   try {
+    // Before any sc_time exists (models/util/sim_time.h: figures are in ps
+    // at any resolution).
+    if (spec.time_resolution_fs != 1000) {
+      sc_core::sc_set_time_resolution(double(spec.time_resolution_fs), sc_core::SC_FS);
+    }
     if (!spec.trace_path.empty()) trace_out = std::make_unique<OutputFile>(spec.trace_path, "trace");
     if (!spec.stats_path.empty()) stats_out = std::make_unique<OutputFile>(spec.stats_path, "statistics");
     top = std::make_unique<PeTop>(spec.config);
@@ -146,7 +151,8 @@ RunResult run_in_process(const RunSpec& spec) {
     back_on_main_stack();
     r.sim_wall_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-    r.end_ps = sc_core::sc_time_stamp().value();  // before vcd->close(), which may advance 1 ps
+    r.end_ps = now_ps();  // before vcd->close(), which may advance 1 ps
+    pe->op_log().flush();  // the last instant's records (a run stopped by an error)
     if (occupancy) occupancy->flush();
   } catch (const std::exception& e) {
     r.error = e.what();

@@ -43,6 +43,10 @@ struct RunSpec {
   std::string trace_path;     // non-empty: Chrome / Perfetto trace JSON (models/trace/chrome_trace.h)
   std::string vcd_path;       // non-empty: VCD waveforms (models/trace/vcd_trace.h)
   std::string stats_path;     // non-empty: statistics JSON (models/trace/stats.h)
+  // SystemC time resolution in fs, set before elaboration (a power of ten).
+  // 1000 (1 ps, SystemC's default) leaves the resolution as it is. Figures
+  // do not depend on it; a resolution coarser than 1 ps fails the run.
+  uint64_t time_resolution_fs = 1000;
   // > 0: the run's child is ended after this many wall-clock seconds and
   // the run fails with "timed out after N s" (run_isolated and
   // run_many_isolated; run_in_process ignores it).

@@ -6,9 +6,8 @@
 #include <string>
 
 namespace kb {
-namespace {
 
-constexpr uint64_t kMaxPs = std::numeric_limits<uint64_t>::max();
+namespace {
 
 Uint128 gcd(Uint128 a, Uint128 b) {
   while (b != 0) {
@@ -33,7 +32,7 @@ Uint128 pow10(int e) {
 
 }  // namespace
 
-Clock::Clock(double freq_ghz) : freq_ghz_(freq_ghz) {
+Clock::Clock(double freq_ghz) : freq_ghz_(freq_ghz), max_ps_(kb::max_ps()) {
   if (!(freq_ghz >= kMinFreqGhz && freq_ghz <= kMaxFreqGhz)) {  // also NaN
     throw std::invalid_argument("clock frequency " + shortest(freq_ghz) +
                                 " GHz is outside [0.001, 1000] GHz (a period of 1 ps to 1 us)");
@@ -73,7 +72,7 @@ uint64_t Clock::edge_ps(uint64_t cycle) const {
   const Uint128 whole = Uint128(cycle) * q_;
   const Uint128 frac = (2 * Uint128(cycle) * r_ + den_) / (2 * Uint128(den_));
   const Uint128 t = whole + frac;
-  if (t > kMaxPs) overflow(0, cycle);
+  if (t > max_ps_) overflow(0, cycle);
   return uint64_t(t);
 }
 
@@ -88,14 +87,20 @@ uint64_t Clock::edge_delay_ps(uint64_t start_ps, uint64_t n) const {
   uint64_t last, end;
   if (__builtin_add_overflow(first, n, &last)) overflow(start_ps, n);
   const uint64_t d = edge_ps(last) - edge_ps(first);
-  if (__builtin_add_overflow(start_ps, d, &end)) overflow(start_ps, n);
+  if (__builtin_add_overflow(start_ps, d, &end) || end > max_ps_) overflow(start_ps, n);
   return d;
 }
 
 void Clock::overflow(uint64_t start_ps, uint64_t n) const {
+  // The limit is the simulator's: 2^64 - 1 ticks of its time resolution.
+  const std::string limit =
+      max_ps_ == std::numeric_limits<uint64_t>::max()
+          ? "2^64 - 1 ps (about 213 days)"
+          : std::to_string(max_ps_) + " ps (2^64 - 1 steps of the time resolution, " +
+                sc_core::sc_get_time_resolution().to_string() + ")";
   throw TimeOverflow("simulated time overflows: " + std::to_string(n) + " cycles at " +
-                     shortest(freq_ghz_) + " GHz from " + std::to_string(start_ps) +
-                     " ps end past 2^64 - 1 ps (about 213 days)");
+                     shortest(freq_ghz_) + " GHz from " + std::to_string(start_ps) + " ps end past " +
+                     limit);
 }
 
 }  // namespace kb

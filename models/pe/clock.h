@@ -16,8 +16,15 @@
 // can start one) lasts as long as one starting at the nearest edge.
 //
 // The frequency lies in [0.001, 1000] GHz: a period of at least 1 ps gives
-// every edge its own ps. A time past 2^64 - 1 ps (about 213 days) throws
-// TimeOverflow; it never wraps or saturates silently.
+// every edge its own ps. A time past the simulator's limit throws
+// TimeOverflow; it never wraps or saturates silently. That limit is 2^64 - 1
+// ticks of the SystemC time resolution: 2^64 - 1 ps (about 213 days) at
+// 1 ps, (2^64 - 1) / 1000 ps (about 5 hours) at 1 fs.
+//
+// Time does not depend on the simulator's resolution (issue 12): every
+// conversion between sc_time and ps goes through ps_of() and from_ps()
+// (models/util/sim_time.h). A resolution coarser than 1 ps cannot hold the
+// model's edges: building a Clock then throws std::invalid_argument.
 #pragma once
 
 #include <cstdint>
@@ -25,19 +32,12 @@
 
 #include <systemc>
 
-namespace kb {
+#include "models/util/sim_time.h"
 
-// The current simulation time in ps; inline, unlike sc_time_stamp().
-inline uint64_t now_ps() { return sc_core::sc_get_curr_simcontext()->time_stamp().value(); }
-inline uint64_t ps_of(const sc_core::sc_time& t) { return t.value(); }
-inline sc_core::sc_time from_ps(uint64_t ps) { return sc_core::sc_time::from_value(ps); }
+namespace kb {
 
 // Exact period arithmetic needs more than 64 bits (GCC and clang).
 __extension__ using Uint128 = unsigned __int128;
-
-struct TimeOverflow : std::overflow_error {
-  using std::overflow_error::overflow_error;
-};
 
 class Clock {
  public:
@@ -45,7 +45,8 @@ class Clock {
   static constexpr double kMaxFreqGhz = 1000.0;
 
   // Throws std::invalid_argument for a frequency outside [kMinFreqGhz,
-  // kMaxFreqGhz] (the configuration loader refuses those first).
+  // kMaxFreqGhz] (the configuration loader refuses those first), or for a
+  // SystemC time resolution coarser than 1 ps.
   explicit Clock(double freq_ghz);
 
   // n cycles from now, as a delay.
@@ -53,15 +54,16 @@ class Clock {
   // n cycles from `offset` after now: loosely timed targets add their time to
   // an annotated delay, and their cycles start where that delay ends.
   sc_core::sc_time cycles_from(const sc_core::sc_time& offset, uint64_t n) const {
-    const uint64_t start = now_ps() + offset.value();  // both below an edge time
-    return sc_core::sc_time::from_value(delay_ps(start, n));
+    const uint64_t start = now_ps() + ps_of(offset);  // both below an edge time
+    return from_ps(delay_ps(start, n));  // start + delay <= max_ps_: no overflow
   }
 
   // ps of a delay of n cycles starting at `start_ps` (pure; for tests too).
   uint64_t delay_ps(uint64_t start_ps, uint64_t n) const {
     if (den_ == 1) {  // a whole-ps period (1 GHz and the like): the fast path
       uint64_t d, end;
-      if (__builtin_mul_overflow(n, q_, &d) || __builtin_add_overflow(start_ps, d, &end)) {
+      if (__builtin_mul_overflow(n, q_, &d) || __builtin_add_overflow(start_ps, d, &end) ||
+          end > max_ps_) {
         overflow(start_ps, n);
       }
       return d;
@@ -73,6 +75,8 @@ class Clock {
   // The edge nearest `ps` (exact for an edge's time, since the period is at
   // least 1 ps).
   uint64_t cycle_at(uint64_t ps) const;
+  // The latest time a delay may end at: max_ps() when the clock was built.
+  uint64_t max_ps() const { return max_ps_; }
 
  private:
   uint64_t edge_delay_ps(uint64_t start_ps, uint64_t n) const;
@@ -84,6 +88,7 @@ class Clock {
   uint64_t den_ = 1;
   uint64_t q_ = 0, r_ = 0;  // num_ / den_ and num_ % den_
   double freq_ghz_ = 0;
+  uint64_t max_ps_ = 0;
 };
 
 }  // namespace kb

@@ -30,7 +30,8 @@ PeCpu::PeCpu(sc_core::sc_module_name name, const PeConfig& cfg, TensorTable& tab
   sensitive << dispatch_done_;
   dont_initialize();
   cmd.register_nb_transport_bw(this, &PeCpu::nb_transport_bw);
-  safe_cycles_ = clock_.cycle_at(kSafeStartPs);
+  safe_start_ps_ = clock_.max_ps() / 4;
+  safe_cycles_ = clock_.cycle_at(safe_start_ps_);
   ext_ = new CommandExtension;
   payload_.set_extension(ext_);  // owned by the payload
   payload_.set_mm(&keep_);

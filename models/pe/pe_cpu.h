@@ -198,7 +198,7 @@ class PeCpu : public sc_core::sc_module {
   // now fails before anything is queued (issue 11). Two compares on the
   // common path; the exact check only near the limit.
   void check_time(const Command& c, uint64_t charged_cycles, uint64_t id) const {
-    if (charged_cycles > safe_cycles_ || now_ps() >= kSafeStartPs) check_time_exact(c, charged_cycles, id);
+    if (charged_cycles > safe_cycles_ || now_ps() >= safe_start_ps_) check_time_exact(c, charged_cycles, id);
   }
   void check_time_exact(const Command& c, uint64_t charged_cycles, uint64_t id) const;
   // The dispatch pipeline (methods; see the header comment).
@@ -233,9 +233,10 @@ class PeCpu : public sc_core::sc_module {
   bool faulted_ = false;  // a CommandFault was raised: the PE stopped
   bool failed_ = false;   // a launch failed: the kernel thread has ended
   sc_core::sc_process_handle kernel_thread_;
-  // Below both, a dispatch cannot end past 2^64 ps: no exact check needed.
+  // Below both, a dispatch cannot end past the clock's max_ps(): no exact
+  // check needed. A quarter of it each (2^62 ps at a 1 ps resolution).
   uint64_t safe_cycles_ = 0;
-  static constexpr uint64_t kSafeStartPs = uint64_t(1) << 62;
+  uint64_t safe_start_ps_ = 0;
   uint64_t descriptors_written_ = 0;
   CpuState state_ = CpuState::kIdle;
   sc_core::sc_event changed_;

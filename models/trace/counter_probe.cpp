@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "models/util/sim_time.h"
+
 namespace kb {
 
 CounterProbe::CounterProbe(sc_core::sc_module_name name,
@@ -22,7 +24,7 @@ void CounterProbe::commit(const CounterSample& s) {
 }
 
 void CounterProbe::sample() {
-  const CounterSample s{sc_core::sc_time_stamp().value(), signal_.read()};
+  const CounterSample s{now_ps(), signal_.read()};
   if (has_pending_ && pending_.time_ps == s.time_ps) {
     // A later delta cycle of the same time step; back to the last final
     // value means no change at all.

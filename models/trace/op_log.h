@@ -1,6 +1,22 @@
 // The op log: one record per PE_CPU action (dispatch, stall, cycles(n)) and
 // per engine stage. Deterministic: identical inputs give identical records,
 // and the CSV form is byte-identical (times are integer picoseconds).
+//
+// Order (issue 12 item 7): records arrive as they end, so end_ps never
+// decreases (checked: a record ending earlier than one already added is a
+// modelling error, std::logic_error). Records ending at the same ps are
+// held until time moves on (or flush()) and then passed on in the canonical
+// order of canonical_less():
+//     end_ps, cmd_id, component, tile, kind, start_ps,
+// then the remaining columns (op, bytes, elements, logical_bytes,
+// dispatch_cycles_charged, dispatch_cycles_exact, cmd_type), so records
+// equal in the key are identical rows. Same-time records thus do not depend
+// on the order in which the SystemC kernel ran its processes. cmd_id 0 is
+// PE_CPU's tl.cycles (CPU_CYCLES): those come first at their end time; a
+// command's DISPATCH and STALL records are told apart by kind and, being
+// PE_CPU's, come before its engine stages of the same end time. Every
+// consumer (kept records, CSV, statistics, trace) sees this order. Memory:
+// one instant's records.
 #pragma once
 
 #include <cstdint>
@@ -46,6 +62,10 @@ struct OpRecord {
   uint64_t dispatch_cycles_charged = 0;
 };
 
+// The canonical order of records (see the top of this file); a total
+// order on rows.
+bool canonical_less(const OpRecord& a, const OpRecord& b);
+
 // The CSV header; README documents each column.
 const char* op_log_csv_header();
 std::string op_log_csv_row(const OpRecord& r);
@@ -59,7 +79,13 @@ class OpLog {
   // written through an OutputFile (throws OutputError if it cannot be).
   void configure(bool keep, const std::string& csv_path);
   ~OpLog();
+  // A record as it ends (its end_ps is now). Throws std::logic_error if it
+  // ends before a record already added.
   void add(const OpRecord& r);
+  // Passes the held records (those of the latest end time) on, in canonical
+  // order. begin_launch() and close() flush; so does time moving on. Call
+  // it at the end of a run, before reading records() or the statistics.
+  void flush();
   // Whether records are kept or streamed; when not, producers call
   // account() instead of building a record (the per-command fast path).
   bool wants_records() const {
@@ -71,9 +97,12 @@ class OpLog {
   StreamingStats* stats() const { return stats_; }
   // The Chrome trace, written as records are added. Null: none.
   void set_trace(ChromeTrace* t) { trace_ = t; }
-  // PE_SCHEDULER: command `id` completed (the trace links no more to it).
+  // PE_SCHEDULER: command `id` completed (the trace links no more to it),
+  // after its last record: told to the trace after the held records.
   void command_done(uint64_t id) {
-    if (trace_) trace_command_done(id);
+    if (!trace_) return;
+    if (instant_.empty()) trace_command_done(id);
+    else done_.push_back(id);
   }
   void account(Component c, RecordKind kind, uint64_t start_ps, uint64_t end_ps) {
     // PE_CPU is busy while dispatching or spending tl.cycles, not while stalled.
@@ -84,16 +113,18 @@ class OpLog {
     ++count_;
     ++count_by_component_[int(c)];
   }
+  // The kept records, up to the last flush().
   const std::vector<OpRecord>& records() const { return records_; }
   // Sum of record durations per component, kept whether or not records are.
   uint64_t busy_ps(Component c) const { return busy_ps_[int(c)]; }
   uint64_t count() const { return count_; }
   uint64_t count(Component c) const { return count_by_component_[int(c)]; }
   // Busy time since the last begin_launch(): kernel launches run back to
-  // back and drain, so every record falls inside its launch.
+  // back and drain, so every record falls inside its launch. Flushes: the
+  // previous launch's records reach the statistics before the new launch.
   void begin_launch();
   uint64_t launch_busy_ps(Component c) const { return launch_busy_ps_[int(c)]; }
-  // Checks every write and moves the CSV file into place (throws
+  // Flushes, checks every write and moves the CSV file into place (throws
   // OutputError). Without it, nothing is written under the CSV's name.
   void close();
 
@@ -103,7 +134,11 @@ class OpLog {
   StreamingStats* stats_ = nullptr;
   ChromeTrace* trace_ = nullptr;
   void trace_command_done(uint64_t id);
+  void emit(const OpRecord& r);  // to every consumer
   std::vector<OpRecord> records_;
+  std::vector<OpRecord> instant_;  // held records, all ending at instant_ps_
+  std::vector<uint64_t> done_;     // commands completed while records were held
+  uint64_t instant_ps_ = 0;        // the latest end time added
   uint64_t busy_ps_[kNumComponents] = {};
   uint64_t launch_busy_ps_[kNumComponents] = {};
   uint64_t count_ = 0;

@@ -109,7 +109,7 @@ void PeVcdTrace::close() {
   // then ends with a bare "#<end + 1>" time stamp. The caller reads the
   // simulated end time before close().
   if (sc_core::sc_get_status() == sc_core::SC_PAUSED) sc_core::sc_start(1, sc_core::SC_PS);
-  const uint64_t end_ps = sc_core::sc_time_stamp().value();
+  const uint64_t end_ps = now_ps();
   sc_core::sc_close_vcd_trace_file(tf_);  // writes "#<end_ps>" and closes the file
   tf_ = nullptr;
   check_vcd_complete(written_, end_ps, out_->path());

@@ -167,6 +167,7 @@ Setup read_setup(const std::string& text) {
                    sc_core::sc_time_stamp().to_string().c_str(), results.size(), launches.size());
       code = kDeadlock;
     }
+    pe.op_log().flush();  // the last instant's records
     (void)stats.finish(results);
   } catch (const sc_core::sc_report& e) {
     std::fprintf(stderr, "kernbench fuzz: SystemC error report: %s\n", e.what());

@@ -121,6 +121,7 @@ Outcome simulate(const Case& c) {
     good.pe_cpu.launch("good", good_kernel);
     Worker worker("worker", c.worker_steps, sc_core::sc_time(double(c.worker_step_ps), sc_core::SC_PS));
     sc_core::sc_start();
+    bad.op_log().flush();  // the last instant's records (canonical order, op_log.h)
     RunResult b, g;
     b.launches = bad.pe_cpu.results();
     b.records = bad.op_log().records();

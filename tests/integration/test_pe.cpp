@@ -518,7 +518,7 @@ struct BlockingWriter : sc_core::sc_module {
       sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
       pe.pe_cpu.cmd->b_transport(p, delay);
       all_ok = all_ok && p.is_response_ok();
-      accepted_ps.push_back(sc_core::sc_time_stamp().value());
+      accepted_ps.push_back(now_ps());
     }
     p.set_command(tlm::TLM_READ_COMMAND);  // the completion register: drains
     p.set_address(kDrainAddress);
@@ -545,7 +545,7 @@ TEST(BackPressure, BlockingDescriptorWritesWaitForASlot) {
                           {"ok", w.all_ok},
                           {"completed", w.completed},
                           {"dma_stages", pe.op_log().count(Component::kPeDma)},
-                          {"end_ps", sc_core::sc_time_stamp().value()}};
+                          {"end_ps", now_ps()}};
   });
   ASSERT_FALSE(j.contains("error")) << j.dump();
   EXPECT_TRUE(j["ok"].get<bool>());
