@@ -9,13 +9,10 @@
 #include <tlm>
 
 #include "models/pe/commands.h"
+#include "models/trace/component_table.h"
 #include "models/trace/op_log.h"
 
 namespace kb {
-
-enum class Engine : uint8_t { kDma, kGemm, kMath, kTcm };
-constexpr int kNumEngines = 4;
-Component engine_component(Engine e);
 
 struct Stage {
   uint64_t cmd_id = 0;
