@@ -1,5 +1,5 @@
 // PE_CPU: runs kernels in an SC_THREAD and writes their commands into
-// PE_SCHEDULER's queue.
+// PE_SCHEDULER's queue. Kernels reach it through TlTarget (tl_target.h).
 //
 // For every command it spends dispatch_cycles(cmd) = FIXED(type) +
 // logical_bytes x R (ADR-0064 D1/D8; state: dispatching), then writes the
