@@ -85,9 +85,8 @@ nlohmann::json launch_figures(const LaunchResult& l, const PeConfig& cfg) {
   j["dispatch_cycles_charged"] = l.dispatch_cycles_charged;
   j["dispatch_cycles_exact"] = l.dispatch_cycles_exact;
   j["stall_ns"] = double(l.stall_ps) / 1000.0;
-  for (int c = 0; c < kNumComponents; ++c) {
-    if (Component(c) == Component::kPeScheduler) continue;
-    j["utilisation"][to_string(Component(c))] = span > 0 ? double(l.busy_ps[c]) / span : 0.0;
+  for (const ComponentInfo& c : kComponents) {
+    if (c.busy) j["utilisation"][c.name] = span > 0 ? double(l.busy_ps[int(c.component)]) / span : 0.0;
   }
   j["bottleneck"] = bottleneck(l);
   for (const auto& [name, value] : l.metrics) j[name] = value;

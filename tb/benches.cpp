@@ -94,9 +94,6 @@ void check_step(const BenchParams& p, const char* total_name, int64_t total, con
   }
 }
 
-const Component kShown[] = {Component::kPeCpu, Component::kPeDma, Component::kPeGemm,
-                            Component::kPeMath, Component::kPeTcm};
-
 // --- GEMM benches
 
 // A [m, k], B [k, n], C [m, n].
@@ -364,10 +361,12 @@ KB_REGISTER_BENCH(Bench{
       row("latency (us)", double(o2.latency_ps()) / 1e6, double(o3.latency_ps()) / 1e6, "%14.3f");
       row("PE_CPU dispatch (us)", double(o2.dispatch_ps) / 1e6, double(o3.dispatch_ps) / 1e6, "%14.3f");
       row("PE_CPU stalled on full queue (us)", double(o2.stall_ps) / 1e6, double(o3.stall_ps) / 1e6, "%14.3f");
-      for (Component c : kShown) {
-        const std::string label = std::string("utilisation ") + to_string(c) + " (%)";
-        row(label.c_str(), 100.0 * double(o2.busy_ps[int(c)]) / double(o2.latency_ps()),
-            100.0 * double(o3.busy_ps[int(c)]) / double(o3.latency_ps()), "%14.1f");
+      for (const ComponentInfo& c : kComponents) {
+        if (!c.busy) continue;
+        const std::string label = std::string("utilisation ") + c.name + " (%)";
+        const int i = int(c.component);
+        row(label.c_str(), 100.0 * double(o2.busy_ps[i]) / double(o2.latency_ps()),
+            100.0 * double(o3.busy_ps[i]) / double(o3.latency_ps()), "%14.1f");
       }
       os << "  bound                             " << bottleneck(o2) << " | " << bottleneck(o3) << "\n";
       if (!std::isnan(metric(o2, "max_rel_err"))) {

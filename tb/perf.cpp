@@ -13,7 +13,7 @@
 
 #include "kernels/attention/gqa_decode.h"
 #include "kernels/gemm/gemm_composite.h"
-#include "models/pe/stage.h"
+#include "models/trace/component_table.h"
 #include "tb/bench_registry.h"
 #include "tb/runner.h"
 
@@ -80,7 +80,7 @@ uint64_t work_of(const RunResult& r, uint64_t* commands) {
   *commands = 0;
   for (const LaunchResult& l : r.launches) *commands += l.commands;
   uint64_t stages = 0;
-  for (int e = 0; e < kNumEngines; ++e) stages += r.records_by_component[int(engine_component(Engine(e)))];
+  for (const EngineInfo& e : kEngines) stages += r.records_by_component[int(e.component)];
   return stages;
 }
 

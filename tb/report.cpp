@@ -10,8 +10,6 @@ namespace kb {
 
 namespace {
 double ns(uint64_t ps) { return double(ps) / 1000.0; }
-const Component kEngines[] = {Component::kPeCpu, Component::kPeDma, Component::kPeGemm,
-                              Component::kPeMath, Component::kPeTcm};
 
 std::string fmt(const char* f, double v) {
   char buf[64];
@@ -54,9 +52,11 @@ void print_stats_summary(std::ostream& os, const RunStats& s) {
     os << "  kernel " << w.name << ": " << w.verdict.text() << " -- " << w.verdict.explanation()
        << "\n";
     os << "    utilisation  ";
-    for (int c = 0; c < kNumComponents; ++c) {
-      if (Component(c) == Component::kPeScheduler) continue;
-      os << (c ? "  " : "") << to_string(Component(c)) << " " << pct(w.components[c].utilisation);
+    const char* gap = "";
+    for (const ComponentInfo& c : kComponents) {
+      if (!c.busy) continue;
+      os << gap << c.name << " " << pct(w.components[int(c.component)].utilisation);
+      gap = "  ";
     }
     os << "\n";
     os << "    dispatch     " << fmt("%.3f", double(w.dispatch_ps) / 1000.0) << " ns, "
@@ -100,9 +100,10 @@ void print_run_report(std::ostream& os, const std::string& title, const PeConfig
     }
   }
   os << "  component        busy (ns)   utilisation\n";
-  for (Component c : kEngines) {
-    const uint64_t busy = r.busy_ps[int(c)];
-    os << "    " << to_string(c) << std::string(12 - std::string(to_string(c)).size(), ' ')
+  for (const ComponentInfo& c : kComponents) {
+    if (!c.busy) continue;
+    const uint64_t busy = r.busy_ps[int(c.component)];
+    os << "    " << c.name << std::string(12 - std::string(c.name).size(), ' ')
        << fmt("%12.3f", ns(busy)) << fmt("%12.1f%%", span ? 100.0 * double(busy) / double(span) : 0.0)
        << "\n";
   }
@@ -125,11 +126,12 @@ nlohmann::json summary_skeleton(const std::string& bench, const PeConfig& cfg, c
   j["clock_freq_ghz"] = cfg.clock_freq_ghz;
   j["latency_ns"] = ns(r.latency_ps());
   j["launches"] = nullptr;
-  for (Component c : kEngines) {
+  for (const ComponentInfo& c : kComponents) {
+    if (!c.busy) continue;
     const uint64_t span = r.latency_ps();
-    j["components"][to_string(c)] = {
-        {"busy_ns", ns(r.busy_ps[int(c)])},
-        {"utilisation", span ? double(r.busy_ps[int(c)]) / double(span) : 0.0}};
+    const uint64_t busy = r.busy_ps[int(c.component)];
+    j["components"][c.name] = {{"busy_ns", ns(busy)},
+                               {"utilisation", span ? double(busy) / double(span) : 0.0}};
   }
   j["stats"] = to_json_without_launches(r.stats);
   return j;

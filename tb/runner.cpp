@@ -140,7 +140,12 @@ RunResult run_in_process(const RunSpec& spec) {
     }
     // Trace signals cost a process activation per change: only when observed.
     pe->enable_signals(occupancy != nullptr || !spec.vcd_path.empty());
-    if (!spec.vcd_path.empty()) vcd = std::make_unique<PeVcdTrace>(*pe, spec.vcd_path);
+    if (!spec.vcd_path.empty()) {
+      vcd = std::make_unique<PeVcdTrace>(
+          PeSignals{pe->pe_cpu.state_signal, pe->pe_cpu.descriptors_signal,
+                    pe->pe_scheduler.occupancy_signal, pe->pe_scheduler.busy_signal},
+          spec.vcd_path);
+    }
     if (!spec.record_path.empty()) {
       recorder = std::make_unique<StreamRecorder>(spec.record_path);
       pe->pe_cpu.set_observer(recorder.get());

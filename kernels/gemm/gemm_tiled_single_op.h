@@ -7,7 +7,6 @@
 
 #include <cstdint>
 
-#include "models/pe/pe_cpu.h"
 #include "models/pe/tl.h"
 
 namespace kb {

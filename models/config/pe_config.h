@@ -39,13 +39,15 @@ struct GemmConfig {
   uint64_t array_cols = 32;
 };
 
-// ceil(elements / lanes) * op cost + pipeline latency (+ tree depth for
-// reductions).
+// MATH: pipeline latency + ceil(elements / lanes) x the op's cycles per
+// lane group, + ceil(log2(row length)) for the reductions rowmax, rowsum.
+// Which MathOp is transcendental: kMathOps in models/pe/commands.cpp.
 struct MathConfig {
   uint64_t lanes = 64;
   uint64_t pipeline_latency_cycles = 4;
-  uint64_t elementwise_cycles = 1;     // add, sub, mul, max, copy, scale
-  uint64_t transcendental_cycles = 4;  // exp, div, recip
+  // add, sub, mul, max, add_bcast, sub_bcast, mul_bcast, scale, fill, rowmax, rowsum
+  uint64_t elementwise_cycles = 1;
+  uint64_t transcendental_cycles = 4;  // exp, div, div_bcast
 };
 
 // Tightly coupled SRAM: FETCH (TCM -> engine) and STORE (engine -> TCM).

@@ -10,16 +10,6 @@
 
 namespace kb {
 
-Component engine_component(Engine e) {
-  switch (e) {
-    case Engine::kDma: return Component::kPeDma;
-    case Engine::kGemm: return Component::kPeGemm;
-    case Engine::kMath: return Component::kPeMath;
-    case Engine::kTcm: return Component::kPeTcm;
-  }
-  return Component::kPeDma;
-}
-
 namespace {
 
 // A cycle count that does not fit in 64 bits is an error, never a wrapped

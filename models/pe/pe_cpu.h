@@ -1,5 +1,5 @@
 // PE_CPU: runs kernels in an SC_THREAD and writes their commands into
-// PE_SCHEDULER's queue.
+// PE_SCHEDULER's queue. Kernels reach it through TlTarget (tl_target.h).
 //
 // For every command it spends dispatch_cycles(cmd) = FIXED(type) +
 // logical_bytes x R (ADR-0064 D1/D8; state: dispatching), then writes the
@@ -61,6 +61,8 @@
 #include "models/pe/data_port.h"
 #include "models/pe/init_tracker.h"
 #include "models/pe/tensor_table.h"
+#include "models/pe/tl_target.h"
+#include "models/trace/launch_result.h"
 #include "models/trace/op_log.h"
 
 namespace kb {
@@ -69,37 +71,7 @@ namespace kb {
 // report of this type is SC_ERROR; its message is the launch's error.
 inline constexpr const char* kKernelErrorType = "kernbench/kernel_error";
 
-class Tl;
 struct CommandExtension;  // pe_scheduler.h
-using Kernel = std::function<void(Tl&)>;
-
-// What one kernel launch cost.
-struct LaunchResult {
-  std::string kernel;
-  uint64_t start_ps = 0, end_ps = 0;
-  uint64_t latency_ps() const { return end_ps - start_ps; }
-  uint64_t commands = 0;  // written to the queue (CpuOverheadCmd excluded)
-  uint64_t commands_by_type[kNumCommandTypes] = {};  // indexed like Command's alternatives
-  uint64_t logical_bytes = 0;
-  double dispatch_cycles_exact = 0;
-  uint64_t dispatch_cycles_charged = 0;
-  uint64_t dispatch_ps = 0;    // PE_CPU busy dispatching
-  uint64_t stall_ps = 0;       // PE_CPU held back by a full queue
-  uint64_t cpu_cycles_ps = 0;  // tl.cycles(n)
-  uint64_t busy_ps[kNumComponents] = {};  // per component, within this launch
-  std::string error;           // non-empty: the kernel failed here
-  // Figures a kernel reports about itself (tl.metric), e.g. per-tile dispatch.
-  std::vector<std::pair<std::string, double>> metrics;
-};
-
-// PE_CPU's running dispatch totals for the current launch (tl.dispatch_totals).
-struct DispatchTotals {
-  uint64_t commands = 0;
-  uint64_t logical_bytes = 0;
-  double cycles_exact = 0;
-  uint64_t cycles_charged = 0;
-  uint64_t dispatch_ps = 0;  // cycles_charged as time, converted once
-};
 
 // Sees every tensor declaration and command PE_CPU handles, in order (the
 // seam for recording a replayable stream).
@@ -118,21 +90,9 @@ struct CpuObserver {
   virtual void on_wait() {}
 };
 
-// A command that failed while the simulation ran it (a time or cycle count
-// past 64 bits, an engine's error): raised in the kernel thread at the point
-// where it waits, so the launch fails like any kernel error (issue 11).
-// cmd_id names the command (0 for tl.cycles(n)); ticket counts every item
-// dispatched (commands and tl.cycles), so replay can name the stream line.
-struct CommandFault : KernelError {
-  CommandFault(const std::string& what, uint64_t id, uint64_t item)
-      : KernelError(what), cmd_id(id), ticket(item) {}
-  uint64_t cmd_id;
-  uint64_t ticket;
-};
-
 enum class CpuState : uint8_t { kIdle, kDispatching, kStalled, kWaiting };
 
-class PeCpu : public sc_core::sc_module {
+class PeCpu : public sc_core::sc_module, public TlTarget {
  public:
   tlm_utils::simple_initiator_socket<PeCpu> cmd;   // to PE_SCHEDULER
   tlm_utils::simple_initiator_socket<PeCpu> data;  // host access to TCM and HBM (debug transport)
@@ -151,21 +111,26 @@ class PeCpu : public sc_core::sc_module {
   // The one dispatch path, shared by tl (live) and replay: validates and
   // costs the command (ADR-0064), then queues it for the dispatch pipeline,
   // which spends the cost in simulated time and writes the descriptor.
-  void dispatch(Command&& c);
+  void dispatch(Command&& c) override;
   void dispatch(const Command& c) { dispatch(Command(c)); }
   // Waits until every queued command is written and every accepted one has
   // completed.
-  void drain();
-  Handle declare(const std::string& name, MemSpace space, int64_t rows, int64_t cols, Dtype dtype);
-  Handle view(Handle base, int64_t row0, int64_t nrows, int64_t col0, int64_t ncols);
+  void drain() override;
+  void kernel_wait() override {
+    if (observer_) observer_->on_wait();
+    drain();
+  }
+  Handle declare(const std::string& name, MemSpace space, int64_t rows, int64_t cols,
+                 Dtype dtype) override;
+  Handle view(Handle base, int64_t row0, int64_t nrows, int64_t col0, int64_t ncols) override;
   // A tensor at a given address (replay of a recorded stream).
   Handle declare_at(const std::string& name, MemSpace space, int64_t rows, int64_t cols,
-                    Dtype dtype, uint64_t address, int64_t row_stride);
-  DispatchTotals dispatch_totals() const;
+                    Dtype dtype, uint64_t address, int64_t row_stride) override;
+  DispatchTotals dispatch_totals() const override;
   // What the next dispatch() will be numbered: its command ID (when it is
   // not tl.cycles(n)) and its ticket (see CommandFault).
-  uint64_t next_command_id() const { return next_id_; }
-  uint64_t next_ticket() const { return next_ticket_; }
+  uint64_t next_command_id() const override { return next_id_; }
+  uint64_t next_ticket() const override { return next_ticket_; }
   // A process of the PE failed on command `id` (type `cmd_type`): the launch
   // fails with `what`, raised as a CommandFault in the kernel thread, and
   // the PE stops. Only the first fault is told, and none after the launch
@@ -177,10 +142,10 @@ class PeCpu : public sc_core::sc_module {
   // on `data` (TCM inside the PE, HBM through `mem`). Initialising works in
   // both modes (it marks the tensor as holding values; data mode also
   // writes them); reading needs data mode.
-  void host_fill_random(Handle h, uint64_t seed, double lo, double hi);
-  void host_write(Handle h, const std::vector<float>& values);
-  std::vector<float> host_read(Handle h);
-  void add_metric(const std::string& name, double value);
+  void host_fill_random(Handle h, uint64_t seed, double lo, double hi) override;
+  void host_write(Handle h, const std::vector<float>& values) override;
+  std::vector<float> host_read(Handle h) override;
+  void add_metric(const std::string& name, double value) override;
   const TensorTable& table() const { return table_; }
   void enable_signals(bool on) { signals_ = on; }
 

@@ -9,13 +9,10 @@
 #include <tlm>
 
 #include "models/pe/commands.h"
+#include "models/trace/component_table.h"
 #include "models/trace/op_log.h"
 
 namespace kb {
-
-enum class Engine : uint8_t { kDma, kGemm, kMath, kTcm };
-constexpr int kNumEngines = 4;
-Component engine_component(Engine e);
 
 // One side of a PE_DMA transfer: `runs` runs of `run_bytes` bytes, `pitch`
 // bytes apart, from `address` (a tensor, or a block of one). runs == 0: the

@@ -1,10 +1,8 @@
 #include "models/pe/tl.h"
 
-#include "models/pe/pe_cpu.h"
-
 namespace kb {
 
-Tl::Tl(PeCpu& cpu, TensorTable& table, const PeConfig& cfg, std::string kernel_name)
+Tl::Tl(TlTarget& cpu, TensorTable& table, const PeConfig& cfg, std::string kernel_name)
     : cpu_(cpu), table_(table), cfg_(cfg), kernel_name_(std::move(kernel_name)) {}
 
 Tensor Tl::tensor(Handle h) const {
@@ -118,7 +116,7 @@ void Tl::composite(const std::string& name, std::vector<OpSpec> ops,
 
 void Tl::composite(CompositeCmd cmd) { cpu_.dispatch(Command(std::move(cmd))); }
 
-void Tl::emit(const Command& cmd) { cpu_.dispatch(cmd); }
+void Tl::emit(const Command& cmd) { cpu_.dispatch(Command(cmd)); }
 
 // Host access errors name the kernel too (e.g. data mode and an fp16 tensor).
 void Tl::host_random(const Tensor& t, uint64_t seed, double lo, double hi) {
@@ -150,9 +148,6 @@ void Tl::metric(const std::string& name, double value) { cpu_.add_metric(name, v
 
 void Tl::cycles(uint64_t n) { cpu_.dispatch(CpuOverheadCmd{n}); }
 
-void Tl::wait() {
-  if (CpuObserver* o = cpu_.observer()) o->on_wait();
-  cpu_.drain();
-}
+void Tl::wait() { cpu_.kernel_wait(); }
 
 }  // namespace kb

@@ -1,7 +1,7 @@
-// tl: the PE's programming interface, implemented by PE_CPU. Kernels include
-// only this header. Every call that reaches PE_SCHEDULER becomes one PE
-// command and pays the ADR-0064 dispatch cost on PE_CPU; tl.cycles(n) costs
-// exactly n cycles (D5).
+// tl: the PE's programming interface, over the dispatch interface TlTarget
+// (tl_target.h; PE_CPU implements it). Kernels include only this header.
+// Every call that reaches PE_SCHEDULER becomes one PE command and pays the
+// ADR-0064 dispatch cost on PE_CPU; tl.cycles(n) costs exactly n cycles (D5).
 #pragma once
 
 #include <cstdint>
@@ -11,12 +11,10 @@
 
 #include "models/config/pe_config.h"
 #include "models/pe/commands.h"
-#include "models/pe/pe_cpu.h"
 #include "models/pe/tensor_table.h"
+#include "models/pe/tl_target.h"
 
 namespace kb {
-
-class PeCpu;
 
 // A declared tensor or view: its handle plus a copy of its shape.
 struct Tensor {
@@ -42,7 +40,7 @@ OpSpec math_op(MathOp op, OpScope scope, const Tensor& out,
 
 class Tl {
  public:
-  Tl(PeCpu& cpu, TensorTable& table, const PeConfig& cfg, std::string kernel_name);
+  Tl(TlTarget& cpu, TensorTable& table, const PeConfig& cfg, std::string kernel_name);
 
   // --- tensors (no command, no time: descriptor-table entries)
   Tensor hbm(const std::string& name, int64_t rows, int64_t cols, Dtype dtype);
@@ -107,12 +105,13 @@ class Tl {
   // about itself (they appear in the run's result and JSON).
   DispatchTotals dispatch_totals() const;
   void metric(const std::string& name, double value);
-  // For testbenches that drive PE_CPU directly (command-stream replay
-  // declares tensors at recorded addresses); kernels should not need it.
-  PeCpu& cpu() { return cpu_; }
+  // For testbenches that drive the dispatch interface directly
+  // (command-stream replay declares tensors at recorded addresses); kernels
+  // should not need it.
+  TlTarget& cpu() { return cpu_; }
 
  private:
-  PeCpu& cpu_;
+  TlTarget& cpu_;
   TensorTable& table_;
   const PeConfig& cfg_;
   std::string kernel_name_;

@@ -152,10 +152,10 @@ ChromeTrace::ChromeTrace(std::ostream& out) : out_(out) {
   metadata("process_name", -1, "name", "pe", -1);
   metadata("thread_name", kLaunchTid, "name", "launches", -1);
   metadata("thread_sort_index", kLaunchTid, "sort_index", "", 0);
-  for (int c = 0; c < kNumComponents; ++c) {
-    if (Component(c) == Component::kPeScheduler) continue;  // a counter, not a thread
-    metadata("thread_name", trace_tid(Component(c)), "name", to_string(Component(c)), -1);
-    metadata("thread_sort_index", trace_tid(Component(c)), "sort_index", "", c + 1);
+  for (const ComponentInfo& c : kComponents) {
+    if (!c.busy) continue;  // PE_SCHEDULER: a counter, not a thread
+    metadata("thread_name", trace_tid(c.component), "name", c.name, -1);
+    metadata("thread_sort_index", trace_tid(c.component), "sort_index", "", int(c.component) + 1);
   }
 }
 

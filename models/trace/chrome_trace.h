@@ -1,10 +1,10 @@
 // The op log as a Chrome / Perfetto trace (the JSON "Trace Event Format"),
 // written to a stream as the run goes: memory does not grow with the run.
 //
-// - One process "pe" (pid 1) and one thread track per component: pe_cpu,
-//   pe_dma, pe_gemm, pe_math, pe_tcm, plus "launches" (one slice per kernel
-//   launch). Thread ids: component index + 1 (kb::Component order);
-//   launches: 7.
+// - One process "pe" (pid 1) and one thread track per component with busy
+//   time (component_table.h: pe_cpu, pe_dma, pe_gemm, pe_math, pe_tcm), plus
+//   "launches" (one slice per kernel launch). Thread ids: component index + 1
+//   (kb::Component order); launches: kNumComponents + 1 (7).
 // - Every op-log record is one complete event ("ph":"X") on its component's
 //   track, named "<cmd_type> <kind>" plus the math op ("MathCmd MATH exp",
 //   "CompositeCmd DMA_READ", "GemmCmd DISPATCH", "DmaReadCmd STALL",
@@ -44,7 +44,7 @@ struct TraceSpan {
 };
 
 constexpr int kTracePid = 1;
-constexpr int kLaunchTid = 7;
+constexpr int kLaunchTid = kNumComponents + 1;
 inline int trace_tid(Component c) { return int(c) + 1; }
 
 // The trace's slice name of a record: "<cmd_type> <kind>[ <op>]".

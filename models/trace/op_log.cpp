@@ -11,18 +11,6 @@
 
 namespace kb {
 
-const char* to_string(Component c) {
-  switch (c) {
-    case Component::kPeCpu: return "pe_cpu";
-    case Component::kPeScheduler: return "pe_scheduler";
-    case Component::kPeDma: return "pe_dma";
-    case Component::kPeGemm: return "pe_gemm";
-    case Component::kPeMath: return "pe_math";
-    case Component::kPeTcm: return "pe_tcm";
-  }
-  return "?";
-}
-
 const char* to_string(RecordKind k) {
   switch (k) {
     case RecordKind::kDispatch: return "DISPATCH";

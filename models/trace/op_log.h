@@ -24,13 +24,10 @@
 #include <string>
 #include <vector>
 
+#include "models/trace/component_table.h"
 #include "models/util/output_file.h"
 
 namespace kb {
-
-enum class Component : uint8_t { kPeCpu, kPeScheduler, kPeDma, kPeGemm, kPeMath, kPeTcm };
-const char* to_string(Component c);
-constexpr int kNumComponents = 6;
 
 enum class RecordKind : uint8_t {
   kDispatch,   // PE_CPU: dispatch_cycles charged before a descriptor write

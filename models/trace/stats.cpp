@@ -5,17 +5,21 @@
 
 namespace kb {
 
-const char kVerdictRule[] =
-    "CPU-bound when PE_CPU's busy fraction of the span (DISPATCH + CPU_CYCLES) is at least the "
-    "busiest engine's (pe_dma, pe_gemm, pe_math, pe_tcm); otherwise engine-bound, naming that "
-    "engine";
+namespace {
+
+std::string verdict_rule() {
+  std::string engines;
+  for (const EngineInfo& e : kEngines) engines += (engines.empty() ? "" : ", ") + std::string(to_string(e.component));
+  return "CPU-bound when PE_CPU's busy fraction of the span (DISPATCH + CPU_CYCLES) is at least the "
+         "busiest engine's (" + engines + "); otherwise engine-bound, naming that engine";
+}
+
+}  // namespace
+
+const std::string kVerdictRule = verdict_rule();
 
 namespace {
 
-const Component kEngineComponents[] = {Component::kPeDma, Component::kPeGemm, Component::kPeMath,
-                                       Component::kPeTcm};
-
-bool is_engine(Component c) { return c != Component::kPeCpu && c != Component::kPeScheduler; }
 bool is_cpu_busy(const OpRecord& r) {
   return r.component == Component::kPeCpu && r.kind != RecordKind::kStall;
 }
@@ -155,8 +159,8 @@ std::string Verdict::explanation() const {
 
 Verdict make_verdict(const uint64_t (&busy_ps)[kNumComponents], uint64_t span_ps) {
   Verdict v;
-  for (Component e : kEngineComponents)
-    if (busy_ps[int(e)] > busy_ps[int(v.busiest_engine)]) v.busiest_engine = e;
+  for (const EngineInfo& e : kEngines)
+    if (busy_ps[int(e.component)] > busy_ps[int(v.busiest_engine)]) v.busiest_engine = e.component;
   const uint64_t cpu = busy_ps[int(Component::kPeCpu)], engine = busy_ps[int(v.busiest_engine)];
   v.cpu_bound = cpu >= engine;
   v.cpu_fraction = span_ps ? double(cpu) / double(span_ps) : 0.0;
@@ -285,10 +289,10 @@ nlohmann::json to_json(const WindowStats& w) {
   j["start_ps"] = w.start_ps;
   j["end_ps"] = w.end_ps;
   j["span_ps"] = w.span_ps();
-  for (int c = 0; c < kNumComponents; ++c) {
-    if (Component(c) == Component::kPeScheduler) continue;
-    const ComponentStats& cs = w.components[c];
-    j["components"][to_string(Component(c))] = {
+  for (const ComponentInfo& c : kComponents) {
+    if (!c.busy) continue;
+    const ComponentStats& cs = w.components[int(c.component)];
+    j["components"][c.name] = {
         {"busy_ps", cs.busy_ps}, {"utilisation", cs.utilisation}, {"records", cs.records}};
   }
   for (int k = 0; k < kNumRecordKinds; ++k) {
@@ -341,10 +345,10 @@ WindowStats window_from_json(const nlohmann::json& j) {
   w.name = j.at("name");
   w.start_ps = j.at("start_ps");
   w.end_ps = j.at("end_ps");
-  for (int c = 0; c < kNumComponents; ++c) {
-    if (Component(c) == Component::kPeScheduler) continue;
-    const auto& jc = j.at("components").at(to_string(Component(c)));
-    w.components[c] = {jc.at("busy_ps"), jc.at("utilisation"), jc.at("records")};
+  for (const ComponentInfo& c : kComponents) {
+    if (!c.busy) continue;
+    const auto& jc = j.at("components").at(c.name);
+    w.components[int(c.component)] = {jc.at("busy_ps"), jc.at("utilisation"), jc.at("records")};
   }
   for (int k = 0; k < kNumRecordKinds; ++k) {
     const auto& jk = j.at("records_by_kind").at(to_string(RecordKind(k)));

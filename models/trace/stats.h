@@ -1,21 +1,22 @@
 // Run statistics from the op log and the PE's busy and occupancy state
 // (StreamingStats, below, as the run goes; compute_run_stats from kept
-// records): per-engine busy time and utilisation,
-// command counts and logical bytes by type, dispatch totals, PE_CPU stall
-// time, queue occupancy and a CPU- / engine-bound verdict, per kernel launch
-// and for the whole run.
+// records): busy time and utilisation per component (PE_CPU and the engines
+// of component_table.h), op-log records by kind, command counts and logical
+// bytes by type, dispatch totals, PE_CPU stall time, queue occupancy and a
+// CPU- / engine-bound verdict, per kernel launch and for the whole run.
 //
 // The verdict (kVerdictRule): over a window (a launch or the run) of span S,
 //   cpu_busy_fraction    = PE_CPU busy (DISPATCH + CPU_CYCLES, not STALL) / S
-//   engine_fraction(e)   = busy time of engine e / S, e in pe_dma, pe_gemm,
-//                          pe_math, pe_tcm; the busiest engine has the largest
-//                          (the first in that order on a tie)
+//   engine_fraction(e)   = busy time of engine e / S, e in kEngines (pe_dma,
+//                          pe_gemm, pe_math, pe_tcm); the busiest engine has
+//                          the largest (the first in that order on a tie)
 //   CPU-bound            when cpu_busy_fraction >= the busiest engine's fraction
 //   engine-bound (e)     otherwise, naming the busiest engine.
-// Supporting fractions: exposed dispatch (PE_CPU dispatching while every
-// engine is idle), stalled (PE_CPU held by a full queue), engines idle (no
-// engine busy) and queue full (occupancy at queue_depth). The rule agrees
-// with kb::bottleneck() (tb/bench_registry.cpp).
+// Supporting fractions: exposed dispatch (PE_CPU busy, DISPATCH or
+// CPU_CYCLES, while every engine is idle), stalled (PE_CPU held by a full
+// queue), engines idle (no engine busy) and queue full (occupancy at or
+// above queue_depth). kb::bottleneck() (tb/bench_registry.cpp) is this
+// verdict's text.
 #pragma once
 
 #include <cstdint>
@@ -27,19 +28,21 @@
 
 #include <nlohmann/json.hpp>
 
-#include "models/pe/pe_cpu.h"
+#include "models/pe/commands.h"
+#include "models/trace/component_table.h"
 #include "models/trace/counter_probe.h"
+#include "models/trace/launch_result.h"
 #include "models/trace/op_log.h"
 
 namespace kb {
 
-extern const char kVerdictRule[];
+extern const std::string kVerdictRule;  // the rule above, as the stats JSON states it
 
 constexpr int kNumRecordKinds = int(RecordKind::kMath) + 1;
 
 struct Verdict {
   bool cpu_bound = true;
-  Component busiest_engine = Component::kPeDma;
+  Component busiest_engine = kEngines[0].component;
   double cpu_fraction = 0;     // PE_CPU busy / span
   double engine_fraction = 0;  // busiest engine busy / span
   std::string text() const;    // "CPU-bound" or "engine-bound (pe_gemm)"
@@ -86,7 +89,9 @@ struct WindowStats {
 
 struct RunStats {
   uint32_t queue_depth = 0;
-  WindowStats run;                    // first launch start .. last launch end
+  // First launch's start .. the last launch's end, or the last record's
+  // end if later.
+  WindowStats run;
   std::vector<WindowStats> launches;  // one per launch, in order
 };
 
@@ -111,10 +116,12 @@ class StreamingStats {
   void begin_launch(const std::string& kernel, uint64_t now_ps);
   void add(const OpRecord& r);
   void cpu_busy(uint64_t now_ps, bool busy);  // dispatching or tl.cycles
-  void engine_busy(uint64_t now_ps, int engine, bool busy);  // engine: 0..3 (kb::Engine)
+  void engine_busy(uint64_t now_ps, int engine, bool busy);  // engine: int(kb::Engine)
   void occupancy(uint64_t now_ps, uint32_t n);
-  // Windows named and bounded by `launches` (PE_CPU's results). Moves the
-  // per-launch windows out (no second copy of them): call once.
+  // Windows named by begin_launch() and bounded by `launches` (PE_CPU's
+  // results); the run's ends at the last launch's end or the last record's,
+  // whichever is later. Moves the per-launch windows out (no second copy of
+  // them): call once.
   RunStats finish(const std::vector<LaunchResult>& launches);
 
  private:

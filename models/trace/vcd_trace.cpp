@@ -10,7 +10,6 @@
 
 #include <sysc/tracing/sc_tracing_ids.h>
 
-#include "models/pe/pe.h"
 #include "models/util/output_file.h"
 
 namespace kb {
@@ -66,7 +65,7 @@ void check_vcd_complete(const std::string& written, uint64_t end_ps, const std::
   }
 }
 
-PeVcdTrace::PeVcdTrace(Pe& pe, const std::string& path) {
+PeVcdTrace::PeVcdTrace(const PeSignals& pe, const std::string& path) {
   // A run that stops before its first time step gets no VCD; close() says
   // so in the run's error instead of SystemC's warning on stdout.
   sc_core::sc_report_handler::set_actions(sc_core::SC_ID_TRACING_CLOSE_EMPTY_FILE_, sc_core::SC_DO_NOTHING);
@@ -84,14 +83,14 @@ PeVcdTrace::PeVcdTrace(Pe& pe, const std::string& path) {
   tf_ = sc_core::sc_create_vcd_trace_file(without_vcd(written_).c_str());
   if (!tf_) throw OutputError("cannot write '" + path + "': SystemC could not create the VCD file");
   tf_->set_time_unit(1, sc_core::SC_PS);
-  const std::string cpu = "pe.pe_cpu.", sched = "pe.pe_scheduler.";
+  const std::string cpu = std::string("pe.") + to_string(Component::kPeCpu) + ".",
+                    sched = std::string("pe.") + to_string(Component::kPeScheduler) + ".";
   // read() returns a reference to the signal's current value: traced live.
-  sc_core::sc_trace(tf_, pe.pe_cpu.state_signal.read(), cpu + "state", 2);
-  sc_core::sc_trace(tf_, pe.pe_cpu.descriptors_signal.read(), cpu + "descriptors", 64);
-  sc_core::sc_trace(tf_, pe.pe_scheduler.occupancy_signal.read(), sched + "occupancy", 32);
-  const char* const names[kNumEngines] = {"busy_dma", "busy_gemm", "busy_math", "busy_tcm"};
-  for (int e = 0; e < kNumEngines; ++e) {
-    sc_core::sc_trace(tf_, pe.pe_scheduler.busy_signal[e].read(), sched + names[e]);
+  sc_core::sc_trace(tf_, pe.cpu_state.read(), cpu + "state", 2);
+  sc_core::sc_trace(tf_, pe.descriptors.read(), cpu + "descriptors", 64);
+  sc_core::sc_trace(tf_, pe.occupancy.read(), sched + "occupancy", 32);
+  for (const EngineInfo& e : kEngines) {
+    sc_core::sc_trace(tf_, pe.engine_busy[int(e.engine)].read(), sched + "busy_" + e.port);
   }
 }
 

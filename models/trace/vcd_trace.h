@@ -7,6 +7,7 @@
 //   pe.pe_cpu.descriptors      64 bits descriptors written to the queue so far
 //   pe.pe_scheduler.occupancy  32 bits accepted-but-incomplete commands
 //   pe.pe_scheduler.busy_dma, busy_gemm, busy_math, busy_tcm   1 bit each
+//                                      (busy_<port> for each row of kEngines)
 //
 // Time unit 1 ps (the simulation's resolution), so VCD times are the op
 // log's start_ps / end_ps. Tracing only reads signals: the model's timing and
@@ -25,17 +26,27 @@
 
 #include <systemc>
 
+#include "models/trace/component_table.h"
+
 namespace kb {
 
-class Pe;
 class OutputFile;
+
+// What the VCD traces: the observer signals a PE's modules drive. The
+// caller, who knows the PE, names them, so tracing does not include the PE.
+struct PeSignals {
+  const sc_core::sc_signal<uint32_t>& cpu_state;  // CpuState (pe_cpu.h)
+  const sc_core::sc_signal<uint64_t>& descriptors;
+  const sc_core::sc_signal<uint32_t>& occupancy;
+  const sc_core::sc_signal<bool> (&engine_busy)[kNumEngines];  // indexed by Engine
+};
 
 class PeVcdTrace {
  public:
   // Opens the temporary file and registers the signals; call during
   // elaboration (before sc_start). Throws OutputError for a path that
   // cannot be written (a directory, a missing folder).
-  PeVcdTrace(Pe& pe, const std::string& path);
+  PeVcdTrace(const PeSignals& pe, const std::string& path);
   // Without close(): nothing is written under the final name.
   ~PeVcdTrace();
   PeVcdTrace(const PeVcdTrace&) = delete;

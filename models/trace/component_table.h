@@ -1,0 +1,73 @@
+// The PE's components and engines, in one table (issue 12 item 5): the op
+// log, statistics, the VCD, the Chrome trace, the report and the benches loop
+// over it, and PE_SCHEDULER indexes its engines by Engine. Adding an engine
+// adds a Component, an Engine and one row to each table below.
+//
+// It lives at the bottom of the model (plain data, no includes from
+// models/pe) so that models/trace can loop over it without including upward.
+#pragma once
+
+#include <cstdint>
+
+namespace kb {
+
+// Every op-log record names one component; the order is the op log's, the
+// statistics' and the Chrome trace's track order.
+enum class Component : uint8_t { kPeCpu, kPeScheduler, kPeDma, kPeGemm, kPeMath, kPeTcm };
+constexpr int kNumComponents = 6;
+
+// PE_SCHEDULER's engines: each runs one stage at a time.
+enum class Engine : uint8_t { kDma, kGemm, kMath, kTcm };
+constexpr int kNumEngines = 4;
+
+struct ComponentInfo {
+  Component component;
+  const char* name;  // module instance name; op log, statistics, report, Chrome trace track
+  // Has busy time from op-log records (statistics, report, a Chrome trace
+  // track); PE_SCHEDULER has none: it is traced as its queue occupancy.
+  bool busy;
+};
+
+constexpr ComponentInfo kComponents[kNumComponents] = {
+    {Component::kPeCpu, "pe_cpu", true},
+    {Component::kPeScheduler, "pe_scheduler", false},
+    {Component::kPeDma, "pe_dma", true},
+    {Component::kPeGemm, "pe_gemm", true},
+    {Component::kPeMath, "pe_math", true},
+    {Component::kPeTcm, "pe_tcm", true},
+};
+
+struct EngineInfo {
+  Engine engine;
+  Component component;  // the engine's module (its name is the component's)
+  // PE_SCHEDULER's socket to the engine; the VCD signal "busy_<port>".
+  const char* port;
+};
+
+// The order is the busiest-engine tie order of the statistics' verdict.
+constexpr EngineInfo kEngines[kNumEngines] = {
+    {Engine::kDma, Component::kPeDma, "dma"},
+    {Engine::kGemm, Component::kPeGemm, "gemm"},
+    {Engine::kMath, Component::kPeMath, "math"},
+    {Engine::kTcm, Component::kPeTcm, "tcm"},
+};
+
+constexpr const char* to_string(Component c) { return kComponents[int(c)].name; }
+constexpr Component engine_component(Engine e) { return kEngines[int(e)].component; }
+constexpr bool is_engine(Component c) {
+  for (const EngineInfo& e : kEngines)
+    if (e.component == c) return true;
+  return false;
+}
+
+// Each row sits at its enumerator's index, so lookups are plain indexing.
+constexpr bool component_table_in_order() {
+  for (int c = 0; c < kNumComponents; ++c)
+    if (int(kComponents[c].component) != c) return false;
+  for (int e = 0; e < kNumEngines; ++e)
+    if (int(kEngines[e].engine) != e || !kComponents[int(kEngines[e].component)].busy) return false;
+  return true;
+}
+static_assert(component_table_in_order(), "kComponents / kEngines: one row per enumerator, in order");
+
+}  // namespace kb

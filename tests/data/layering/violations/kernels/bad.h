@@ -1,0 +1,5 @@
+// A kernel that reaches past tl.h.
+
+#include "models/pe/pe_cpu.h"
+#include "models/pe/tl.h"
+#include "kernels/other.h"
