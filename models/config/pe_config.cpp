@@ -32,7 +32,7 @@ constexpr Range F(double lo, double hi) { return {0, 0, lo, hi}; }
 
 // The bounds, with the arithmetic they keep in range:
 // - a clock of [0.001, 1000] GHz: a period of 1 ps to 1 us, so every clock
-//   edge has its own ps (models/pe/clock.h);
+//   edge has its own ps (models/util/clock.h);
 // - per-operation cycle counts up to 10^6, and R up to 1000 cycles per byte:
 //   one command's dispatch (at most 10^6 + (2^32 - 1) x 1000 cycles) stays
 //   below 2^64 ps even at 1 MHz;

@@ -32,7 +32,7 @@
 #include "models/config/pe_config.h"
 #include "models/mem/memory_access.h"
 #include "models/mem/sparse_memory.h"
-#include "models/pe/clock.h"
+#include "models/util/clock.h"
 
 namespace kb {
 

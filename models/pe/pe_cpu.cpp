@@ -101,7 +101,7 @@ DispatchTotals PeCpu::dispatch_totals() const {
   t.cycles_exact = current_->dispatch_cycles_exact;
   t.cycles_charged = current_->dispatch_cycles_charged;
   // Committed ahead of simulated time (the kernel runs ahead): the charged
-  // cycles as time, converted once (models/pe/clock.h).
+  // cycles as time, converted once (models/util/clock.h).
   t.dispatch_ps = clock_.edge_ps(current_->dispatch_cycles_charged);  // n cycles from time 0
   return t;
 }
@@ -236,7 +236,7 @@ void PeCpu::start_next() {
     idle_.notify();
     return;
   }
-  // Converted now, from where the dispatch starts (models/pe/clock.h); first,
+  // Converted now, from where the dispatch starts (models/util/clock.h); first,
   // so that a TimeOverflow leaves the pipeline idle and the launch can end.
   // A time past 2^64 ps fails the launch (issue 11); emit time caught what
   // it could (check_time), this is a start later than the kernel's time then.

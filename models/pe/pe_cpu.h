@@ -54,7 +54,7 @@
 #include <tlm_utils/simple_initiator_socket.h>
 
 #include "models/config/pe_config.h"
-#include "models/pe/clock.h"
+#include "models/util/clock.h"
 #include "models/pe/commands.h"
 #include "models/pe/cost_model.h"
 #include "models/pe/data_exec.h"

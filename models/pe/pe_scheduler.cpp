@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "models/pe/clock.h"
+#include "models/util/clock.h"
 #include "models/trace/stats.h"
 #include "models/util/asan_stack.h"
 

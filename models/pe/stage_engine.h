@@ -24,7 +24,7 @@
 #include <tlm_utils/simple_target_socket.h>
 
 #include "models/config/pe_config.h"
-#include "models/pe/clock.h"
+#include "models/util/clock.h"
 #include "models/pe/data_exec.h"
 #include "models/pe/data_port.h"
 #include "models/pe/stage.h"

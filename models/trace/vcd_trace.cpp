@@ -11,6 +11,7 @@
 #include <sysc/tracing/sc_tracing_ids.h>
 
 #include "models/util/output_file.h"
+#include "models/util/sim_time.h"
 
 namespace kb {
 

@@ -11,7 +11,7 @@
 #include <filesystem>
 #include <string>
 
-#include "models/pe/clock.h"
+#include "models/util/clock.h"
 #include "models/pe/tl.h"
 #include "tb/bench_registry.h"
 #include "tb/runner.h"

@@ -2,9 +2,11 @@
 # source tree: cmake -DSRC=<tree> -P check_layering.cmake. Prints every
 # violation as "<file>:<line>: includes <header> (<rule>)" and fails if any.
 #
-# Layers, bottom up: models/util; models/config; models/trace (+ the command
-# set, models/pe/commands.h, plain data); the tl layer (tl.h over the
-# dispatch interface tl_target.h); the PE model; kernels (tl only); tb.
+# Layers, bottom up: models/util; models/config; models/mem and
+# models/interconnect (memory targets and routing: bytes and addresses);
+# models/trace (+ the command set, models/pe/commands.h, plain data); the
+# tl layer (tl.h over the dispatch interface tl_target.h; the address map's
+# constants); the PE model; models/top; kernels (tl only); tb.
 cmake_minimum_required(VERSION 3.25)
 if(NOT SRC)
   message(FATAL_ERROR "usage: cmake -DSRC=<source tree> -P check_layering.cmake")
@@ -29,13 +31,18 @@ function(allowed file out_regex out_rule)
   if(NOT in_tl EQUAL -1)
     list(JOIN tl_headers "|" alts)
     string(REPLACE "." "\\." alts "${alts}")
-    set(${out_regex} "^(models/util/|models/config/|${alts}$)" PARENT_SCOPE)
-    set(${out_rule} "the tl layer includes only itself, models/config and models/util" PARENT_SCOPE)
+    set(${out_regex} "^(models/util/|models/config/|models/mem/address_map\\.h$|${alts}$)" PARENT_SCOPE)
+    set(${out_rule} "the tl layer includes only itself, models/config, models/util and the address map" PARENT_SCOPE)
     return()
   endif()
   if(file MATCHES "^models/trace/")
     set(${out_regex} "^(models/util/|models/config/|models/trace/|models/pe/commands\\.h$)" PARENT_SCOPE)
     set(${out_rule} "models/trace includes nothing of models/pe but the command set" PARENT_SCOPE)
+    return()
+  endif()
+  if(file MATCHES "^models/(mem|interconnect)/")
+    set(${out_regex} "^(models/util/|models/config/|models/mem/|models/interconnect/)" PARENT_SCOPE)
+    set(${out_rule} "models/mem and models/interconnect include nothing of the PE" PARENT_SCOPE)
     return()
   endif()
   if(file MATCHES "^models/config/")

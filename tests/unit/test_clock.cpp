@@ -2,7 +2,7 @@
 // f) ps, halves up, so delays of whole cycles never accumulate rounding.
 // Expected values come from hand-reduced periods (1.5 GHz: 2000/3 ps), not
 // from the clock's own arithmetic.
-#include "models/pe/clock.h"
+#include "models/util/clock.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-#include "models/pe/clock.h"
+#include "models/util/clock.h"
 
 #include <charconv>
 #include <cmath>
