@@ -132,7 +132,7 @@ void check_math(const TensorTable& t, MathOp op, const Handle* operands, size_t 
 
 // A composite: each op decoded (OpDecoder, once, into c.typed) and then
 // checked against the table, op by op in program order.
-void check_composite(CompositeCmd& c, const TensorTable& t) {
+void decode_and_check(CompositeCmd& c, const TensorTable& t) {
   const Where base(c, size_t(-1), false);
   OpDecoder decoder;
   c.typed.resize(c.ops.size());
@@ -141,10 +141,7 @@ void check_composite(CompositeCmd& c, const TensorTable& t) {
     const Where what(c, i, true);
     TypedOp& op = c.typed[i];
     std::string why;
-    if (!decoder.decode(c.ops[i], &op, &why)) {
-      c.typed.clear();  // not decoded
-      fail(what, why);
-    }
+    if (!decoder.decode(c.ops[i], &op, &why)) fail(what, why);
     switch (op.kind) {
       case OpKind::kGemm: {
         const bool tile = op.scope == OpScope::kTile;
@@ -164,6 +161,15 @@ void check_composite(CompositeCmd& c, const TensorTable& t) {
     }
   }
   for (Handle h : c.rw_handles) tensor(t, h, base, "rw_handle");
+}
+
+void check_composite(CompositeCmd& c, const TensorTable& t) {
+  try {
+    decode_and_check(c, t);
+  } catch (...) {
+    c.typed.clear();  // a refused composite carries no decode
+    throw;
+  }
 }
 
 }  // namespace

@@ -10,8 +10,8 @@
 namespace kb {
 
 // A CompositeCmd's ops are decoded here, once (OpDecoder), into cmd.typed,
-// which the scheduler's tile plan and data execution use; a malformed op
-// leaves cmd.typed empty.
+// which the scheduler's tile plan and data execution use; a refused
+// composite is left with cmd.typed empty.
 void check_command(Command& cmd, const TensorTable& table);
 
 // Data mode computes fp32 and bf16 only: every tensor the command touches
