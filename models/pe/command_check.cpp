@@ -3,6 +3,7 @@
 #include <string>
 
 #include "models/pe/init_tracker.h"
+#include "models/util/overloaded.h"
 
 namespace kb {
 
@@ -94,10 +95,7 @@ void check_gemm(const TensorTable& t, Handle a, Handle b, Handle out, int64_t m,
 
 void check_math(const TensorTable& t, MathOp op, const Handle* operands, size_t count, Handle out,
                 const Where& what) {
-  if (int(count) != math_op_arity(op)) {
-    fail(what, std::string(to_string(op)) + " takes " + std::to_string(math_op_arity(op)) +
-                   " operand(s), got " + std::to_string(count));
-  }
+  if (int(count) != math_op_arity(op)) fail(what, math_arity_error(op, count));
   const TensorDesc& dout = tensor(t, out, what, "out");
   expect_space(t, dout, MemSpace::kTcm, what, "out");
   const TensorDesc* in[2] = {nullptr, nullptr};  // arity <= 2, checked above
@@ -132,74 +130,67 @@ void check_math(const TensorTable& t, MathOp op, const Handle* operands, size_t 
   }
 }
 
-const ExtraValue* find_extra(const Extras& extras, const char* name) {
-  for (const Extra& e : extras)
-    if (e.name == name) return &e.value;
-  return nullptr;
+// A composite: each op decoded (OpDecoder, once, into c.typed) and then
+// checked against the table, op by op in program order.
+void decode_and_check(CompositeCmd& c, const TensorTable& t) {
+  const Where base(c, size_t(-1), false);
+  OpDecoder decoder;
+  c.typed.resize(c.ops.size());
+  const TypedOp* tile_gemm = nullptr;
+  for (size_t i = 0; i < c.ops.size(); ++i) {
+    const Where what(c, i, true);
+    TypedOp& op = c.typed[i];
+    std::string why;
+    if (!decoder.decode(c.ops[i], &op, &why)) fail(what, why);
+    switch (op.kind) {
+      case OpKind::kGemm: {
+        const bool tile = op.scope == OpScope::kTile;
+        if (tile) tile_gemm = &op;
+        check_gemm(t, op.a(), op.b(), op.out, op.gemm.m, op.gemm.n, op.gemm.k, op.gemm.transpose_b,
+                   tile, what);
+        break;
+      }
+      case OpKind::kMath:
+        check_math(t, op.math, op.in, size_t(op.inputs), op.out, what);
+        if (op.scope == OpScope::kTile) {
+          if (!tile_gemm) fail(what, "a tile-scope math op must follow the tile-scope gemm it works on");
+          if (math_op_is_reduction(op.math)) fail(what, "reductions cannot run per tile; use prologue or epilogue");
+          expect_same_shape(t, t.at(op.out), t.at(tile_gemm->out), what, "out", "gemm out");
+        }
+        break;
+    }
+  }
+  for (Handle h : c.rw_handles) tensor(t, h, base, "rw_handle");
 }
 
-int64_t extra_int(const Extras& extras, const char* name, const Where& what) {
-  const ExtraValue* v = find_extra(extras, name);
-  if (!v || !std::holds_alternative<int64_t>(*v)) fail(what, std::string("needs int extra '") + name + "'");
-  return std::get<int64_t>(*v);
-}
-
-bool extra_bool(const Extras& extras, const char* name) {
-  const ExtraValue* v = find_extra(extras, name);
-  return v && std::holds_alternative<bool>(*v) && std::get<bool>(*v);
-}
-
-Handle operand(const OpSpec& op, const char* name, const Where& what) {
-  for (const NamedOperand& o : op.operands)
-    if (o.name == name) return o.handle;
-  fail(what, std::string("missing operand '") + name + "'");
+void check_composite(CompositeCmd& c, const TensorTable& t) {
+  try {
+    decode_and_check(c, t);
+  } catch (...) {
+    c.typed.clear();  // a refused composite carries no decode
+    throw;
+  }
 }
 
 }  // namespace
 
-void check_command(const Command& cmd, const TensorTable& t) {
+void check_command(Command& cmd, const TensorTable& t) {
   const MemSpace hbm = MemSpace::kHbm, tcm = MemSpace::kTcm;
-  if (const auto* rd = std::get_if<DmaReadCmd>(&cmd)) {
-    check_transfer(t, rd->dst, rd->src, "DmaReadCmd", &tcm, &hbm);
-  } else if (const auto* wr = std::get_if<DmaWriteCmd>(&cmd)) {
-    check_transfer(t, wr->dst, wr->src, "DmaWriteCmd", &hbm, &tcm);
-  } else if (const auto* cp = std::get_if<CopyCmd>(&cmd)) {
-    check_transfer(t, cp->dst, cp->src, "CopyCmd", nullptr, nullptr);
-  } else if (const auto* gemm = std::get_if<GemmCmd>(&cmd)) {
-    check_gemm(t, gemm->a, gemm->b, gemm->out, gemm->m, gemm->n, gemm->k, gemm->transpose_b, false, "GemmCmd");
-  } else if (const auto* math = std::get_if<MathCmd>(&cmd)) {
-    check_math(t, math->op, math->operands.data(), math->operands.size(), math->out, Where("MathCmd", to_string(math->op)));
-  } else if (const auto* comp = std::get_if<CompositeCmd>(&cmd)) {
-    const Where base(*comp, size_t(-1), false);
-    const OpSpec* tile_gemm = nullptr;
-    for (size_t i = 0; i < comp->ops.size(); ++i) {
-      const OpSpec& op = comp->ops[i];
-      const Where what(*comp, i, true);
-      if (!op.has_out) fail(what, "needs an out handle");
-      if (op.is_gemm()) {
-        const bool tile = op.scope == OpScope::kTile;
-        if (tile && tile_gemm) fail(what, "a composite has at most one tile-scope gemm");
-        if (tile) tile_gemm = &op;
-        check_gemm(t, operand(op, "a", what), operand(op, "b", what), op.out,
-                   extra_int(op.extra, "m", what), extra_int(op.extra, "n", what),
-                   extra_int(op.extra, "k", what), extra_bool(op.extra, "transpose_b"), tile, what);
-        continue;
-      }
-      MathOp m;
-      if (!math_op_from_string(op.kind, &m)) fail(what, "unknown op kind '" + op.kind + "'");
-      Handle in[2] = {0, 0};
-      const size_t n = std::min<size_t>(op.operands.size(), 2);
-      for (size_t k = 0; k < n; ++k) in[k] = op.operands[k].handle;
-      if (op.operands.size() > 2) fail(what, "takes at most two operands");
-      check_math(t, m, in, n, op.out, what);
-      if (op.scope == OpScope::kTile) {
-        if (!tile_gemm) fail(what, "a tile-scope math op must follow the tile-scope gemm it works on");
-        if (math_op_is_reduction(m)) fail(what, "reductions cannot run per tile; use prologue or epilogue");
-        expect_same_shape(t, t.at(op.out), t.at(tile_gemm->out), what, "out", "gemm out");
-      }
-    }
-    for (Handle h : comp->rw_handles) tensor(t, h, base, "rw_handle");
-  }
+  std::visit(
+      overloaded{
+          [&](const DmaReadCmd& rd) { check_transfer(t, rd.dst, rd.src, "DmaReadCmd", &tcm, &hbm); },
+          [&](const DmaWriteCmd& wr) { check_transfer(t, wr.dst, wr.src, "DmaWriteCmd", &hbm, &tcm); },
+          [&](const CopyCmd& cp) { check_transfer(t, cp.dst, cp.src, "CopyCmd", nullptr, nullptr); },
+          [&](const GemmCmd& g) {
+            check_gemm(t, g.a, g.b, g.out, g.m, g.n, g.k, g.transpose_b, false, "GemmCmd");
+          },
+          [&](const MathCmd& m) {
+            check_math(t, m.op, m.operands.data(), m.operands.size(), m.out,
+                       Where("MathCmd", to_string(m.op)));
+          },
+          [&](CompositeCmd& c) { check_composite(c, t); },
+          [](const CpuOverheadCmd&) {}},  // no operands (and never checked: D5 bypass)
+      cmd);
 }
 
 void check_data_dtypes(const Command& cmd, const TensorTable& t) {
@@ -237,10 +228,10 @@ void read_then_write(const Access& a, const TensorTable& t, InitTracker& init, c
   init.mark(t.at(a.write));
 }
 
-Access op_access(const OpSpec& op) {
+Access op_access(const TypedOp& op) {
   Access a;
-  for (const NamedOperand& o : op.operands) a.read(o.name.c_str(), o.handle);
-  if (op.is_gemm() && extra_bool(op.extra, "accumulate")) a.read("out", op.out);
+  for (int i = 0; i < op.inputs; ++i) a.read(op.input_role(i), op.in[i]);
+  if (op.is_gemm() && op.gemm.accumulate) a.read("out", op.out);
   a.write = op.out;
   return a;
 }
@@ -248,39 +239,44 @@ Access op_access(const OpSpec& op) {
 }  // namespace
 
 void check_initialised(const Command& cmd, const TensorTable& t, InitTracker& init) {
-  Access a;
-  if (const auto* rd = std::get_if<DmaReadCmd>(&cmd)) {
-    a.read("src", rd->src);
-    a.write = rd->dst;
-    read_then_write(a, t, init, "DmaReadCmd");
-  } else if (const auto* wr = std::get_if<DmaWriteCmd>(&cmd)) {
-    a.read("src", wr->src);
-    a.write = wr->dst;
-    read_then_write(a, t, init, "DmaWriteCmd");
-  } else if (const auto* cp = std::get_if<CopyCmd>(&cmd)) {
-    a.read("src", cp->src);
-    a.write = cp->dst;
-    read_then_write(a, t, init, "CopyCmd");
-  } else if (const auto* gemm = std::get_if<GemmCmd>(&cmd)) {
-    a.read("a", gemm->a);
-    a.read("b", gemm->b);
-    if (gemm->accumulate) a.read("out", gemm->out);
-    a.write = gemm->out;
-    read_then_write(a, t, init, "GemmCmd");
-  } else if (const auto* math = std::get_if<MathCmd>(&cmd)) {
-    for (size_t i = 0; i < math->operands.size() && i < 2; ++i) a.read(i == 0 ? "src_a" : "src_b", math->operands[i]);
-    a.write = math->out;
-    read_then_write(a, t, init, Where("MathCmd", to_string(math->op)));
-  } else if (const auto* comp = std::get_if<CompositeCmd>(&cmd)) {
-    // The plan's order: prologue, tile, epilogue; program order within each.
-    for (OpScope scope : {OpScope::kPrologue, OpScope::kTile, OpScope::kEpilogue}) {
-      for (size_t i = 0; i < comp->ops.size(); ++i) {
-        const OpSpec& op = comp->ops[i];
-        if (op.scope != scope) continue;
-        read_then_write(op_access(op), t, init, Where(*comp, i, false));
-      }
-    }
-  }
+  auto transfer = [&](Handle dst, Handle src, const char* type) {
+    Access a;
+    a.read("src", src);
+    a.write = dst;
+    read_then_write(a, t, init, type);
+  };
+  std::visit(
+      overloaded{
+          [&](const DmaReadCmd& rd) { transfer(rd.dst, rd.src, "DmaReadCmd"); },
+          [&](const DmaWriteCmd& wr) { transfer(wr.dst, wr.src, "DmaWriteCmd"); },
+          [&](const CopyCmd& cp) { transfer(cp.dst, cp.src, "CopyCmd"); },
+          [&](const GemmCmd& g) {
+            Access a;
+            a.read("a", g.a);
+            a.read("b", g.b);
+            if (g.accumulate) a.read("out", g.out);
+            a.write = g.out;
+            read_then_write(a, t, init, "GemmCmd");
+          },
+          [&](const MathCmd& m) {
+            Access a;
+            for (size_t i = 0; i < m.operands.size() && i < 2; ++i) a.read(i == 0 ? "src_a" : "src_b", m.operands[i]);
+            a.write = m.out;
+            read_then_write(a, t, init, Where("MathCmd", to_string(m.op)));
+          },
+          [&](const CompositeCmd& c) {
+            std::vector<TypedOp> scratch;
+            const std::vector<TypedOp>& ops = typed_ops(c, scratch);
+            // The plan's order: prologue, tile, epilogue; program order within each.
+            for (OpScope scope : {OpScope::kPrologue, OpScope::kTile, OpScope::kEpilogue}) {
+              for (size_t i = 0; i < ops.size(); ++i) {
+                if (ops[i].scope != scope) continue;
+                read_then_write(op_access(ops[i]), t, init, Where(c, i, false));
+              }
+            }
+          },
+          [](const CpuOverheadCmd&) {}},
+      cmd);
 }
 
 }  // namespace kb

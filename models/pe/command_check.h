@@ -9,7 +9,10 @@
 
 namespace kb {
 
-void check_command(const Command& cmd, const TensorTable& table);
+// A CompositeCmd's ops are decoded here, once (OpDecoder), into cmd.typed,
+// which the scheduler's tile plan and data execution use; a refused
+// composite is left with cmd.typed empty.
+void check_command(Command& cmd, const TensorTable& table);
 
 // Data mode computes fp32 and bf16 only: every tensor the command touches
 // must be one of those (checked at emit time, not when a stage runs).
@@ -18,7 +21,8 @@ void check_data_dtypes(const Command& cmd, const TensorTable& table);
 class InitTracker;
 // Every tensor the command reads holds a value (written by an earlier
 // command, an earlier op of the same composite in plan order, or the host);
-// then marks what it writes. Throws KernelError naming the tensor.
+// then marks what it writes. Throws KernelError naming the tensor. A
+// CompositeCmd must have passed check_command.
 void check_initialised(const Command& cmd, const TensorTable& table, InitTracker& init);
 
 }  // namespace kb

@@ -1,6 +1,9 @@
 #include "models/pe/commands.h"
 
+#include <stdexcept>
 #include <type_traits>
+
+#include "models/util/overloaded.h"
 
 namespace kb {
 
@@ -88,6 +91,139 @@ bool op_scope_from_string(const std::string& name, OpScope* s) {
   return false;
 }
 
+// --- typed composite ops
+
+std::string math_arity_error(MathOp op, size_t operands) {
+  return std::string(to_string(op)) + " takes " + std::to_string(math_op_arity(op)) +
+         " operand(s), got " + std::to_string(operands);
+}
+
+const char* TypedOp::input_role(int i) const {
+  if (is_gemm()) return i == 0 ? "a" : "b";
+  return i == 0 ? "src_a" : "src_b";
+}
+
+namespace {
+
+const ExtraValue* first_extra(const Extras& extras, std::string_view name) {
+  for (const Extra& e : extras)
+    if (e.name == name) return &e.value;
+  return nullptr;
+}
+
+// Shown in a message: a name from a replay file may be of any length.
+std::string cut(std::string_view s) {
+  constexpr size_t kMax = 200;
+  if (s.size() <= kMax) return std::string(s);
+  return std::string(s.substr(0, kMax)) + "... (" + std::to_string(s.size()) + " bytes)";
+}
+
+double extra_number(const Extras& extras, std::string_view name) {
+  for (const Extra& e : extras) {
+    if (e.name != name) continue;
+    if (const auto* d = std::get_if<double>(&e.value)) return *d;
+    if (const auto* i = std::get_if<int64_t>(&e.value)) return double(*i);
+  }
+  return 0.0;
+}
+
+}  // namespace
+
+MathAttrs math_attrs(const Extras& extras) {
+  return {extra_number(extras, "factor"), extra_number(extras, "value")};
+}
+
+bool OpDecoder::decode(const OpSpec& spec, TypedOp* op, std::string* error) {
+  auto bad = [error](std::string msg) {
+    *error = std::move(msg);
+    return false;
+  };
+  if (!spec.has_out) return bad("needs an out handle");
+  TypedOp t;
+  t.scope = spec.scope;
+  t.out = spec.out;
+  if (spec.kind == "gemm") {
+    t.kind = OpKind::kGemm;
+    const bool tile = spec.scope == OpScope::kTile;
+    if (tile && tile_gemm_) return bad("a composite has at most one tile-scope gemm");
+    static const char* const kRoles[] = {"a", "b"};
+    for (int i = 0; i < 2; ++i) {
+      const NamedOperand* o = nullptr;
+      for (const NamedOperand& n : spec.operands) {
+        if (n.name == kRoles[i]) {
+          o = &n;
+          break;
+        }
+      }
+      if (!o) return bad(std::string("missing operand '") + kRoles[i] + "'");
+      t.in[i] = o->handle;
+    }
+    t.inputs = 2;
+    int64_t* dims[] = {&t.gemm.m, &t.gemm.n, &t.gemm.k};
+    static const char* const kDims[] = {"m", "n", "k"};
+    for (int i = 0; i < 3; ++i) {
+      const ExtraValue* v = first_extra(spec.extra, kDims[i]);
+      const int64_t* n = v ? std::get_if<int64_t>(v) : nullptr;
+      if (!n) return bad(std::string("needs int extra '") + kDims[i] + "'");
+      *dims[i] = *n;
+    }
+    for (auto [flag, name] : {std::pair{&t.gemm.transpose_b, "transpose_b"},
+                              std::pair{&t.gemm.accumulate, "accumulate"}}) {
+      const ExtraValue* v = first_extra(spec.extra, name);
+      const bool* b = v ? std::get_if<bool>(v) : nullptr;
+      *flag = b && *b;
+    }
+    // Any other operand would be read (hazards, uninitialised reads) but
+    // never computed with or checked: refused, as is a role given twice.
+    bool seen[2] = {false, false};
+    for (const NamedOperand& n : spec.operands) {
+      const int i = n.name == "a" ? 0 : n.name == "b" ? 1 : -1;
+      if (i < 0) return bad("unexpected operand '" + cut(n.name) + "' (a gemm op takes a and b)");
+      if (seen[i]) return bad("duplicate operand '" + n.name + "'");
+      seen[i] = true;
+    }
+    if (tile) tile_gemm_ = true;
+    *op = t;
+    return true;
+  }
+  t.kind = OpKind::kMath;
+  if (!math_op_from_string(spec.kind, &t.math)) return bad("unknown op kind '" + spec.kind + "'");
+  // Math operands are positional (src_a, src_b), whatever their names.
+  const size_t n = spec.operands.size();
+  if (n > 2) return bad("takes at most two operands");
+  if (int(n) != math_op_arity(t.math)) return bad(math_arity_error(t.math, n));
+  for (size_t i = 0; i < n; ++i) t.in[i] = spec.operands[i].handle;
+  t.inputs = int(n);
+  t.attrs = math_attrs(spec.extra);
+  *op = t;
+  return true;
+}
+
+bool decode_ops(const CompositeCmd& c, std::vector<TypedOp>* ops, size_t* bad_op,
+                std::string* error) {
+  OpDecoder d;
+  ops->resize(c.ops.size());
+  for (size_t i = 0; i < c.ops.size(); ++i) {
+    if (!d.decode(c.ops[i], &(*ops)[i], error)) {
+      ops->clear();
+      *bad_op = i;
+      return false;
+    }
+  }
+  return true;
+}
+
+const std::vector<TypedOp>& typed_ops(const CompositeCmd& c, std::vector<TypedOp>& scratch) {
+  if (c.typed.size() == c.ops.size()) return c.typed;
+  size_t bad = 0;
+  std::string why;
+  if (!decode_ops(c, &scratch, &bad, &why)) {
+    throw std::invalid_argument("CompositeCmd '" + cut(c.name) + "' op " + std::to_string(bad) +
+                                ": " + why);
+  }
+  return scratch;
+}
+
 // --- ADR-0064 D2, one rule per command type
 
 uint32_t DmaReadCmd::logical_bytes() const { return lb::kFraming + 2 * lb::kHandle; }
@@ -119,15 +255,6 @@ uint32_t CompositeCmd::logical_bytes() const {
 }
 
 // --- variant helpers
-
-namespace {
-template <class... Ts>
-struct overloaded : Ts... {
-  using Ts::operator()...;
-};
-template <class... Ts>
-overloaded(Ts...) -> overloaded<Ts...>;
-}  // namespace
 
 namespace {
 // In the order of Command's alternatives.

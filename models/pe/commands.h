@@ -122,9 +122,11 @@ struct NamedOperand {
   Handle handle = 0;
 };
 
+// A composite op as text: what tl's builders and the replay parser make and
+// the recorder writes. PE_CPU decodes it at dispatch into a TypedOp (below);
+// nothing past dispatch looks at its strings.
 struct OpSpec {
   std::string kind;  // "gemm" or a MathOp name ("mul_bcast", "exp", ...)
-  bool is_gemm() const { return std::string_view(kind) == "gemm"; }
   OpScope scope = OpScope::kTile;
   std::vector<NamedOperand> operands;
   bool has_out = false;
@@ -134,13 +136,83 @@ struct OpSpec {
   uint32_t logical_bytes() const;
 };
 
+// --- Typed composite ops (issue 12 item 5): an OpSpec decoded once, at
+// dispatch, into an enum, operands by role and typed attributes, which the
+// tile plan and data execution use without looking up a string.
+
+// A composite op is the GEMM or a math op (TypedOp::math): MathOp stays the
+// one list of math ops.
+enum class OpKind : uint8_t { kGemm, kMath };
+
+// The GEMM's extras: m, n, k (int, required); transpose_b and accumulate
+// (true when the first extra of that name is bool true).
+struct GemmAttrs {
+  int64_t m = 0, n = 0, k = 0;
+  bool transpose_b = false;
+  bool accumulate = false;
+};
+
+// A math op's extras: scale's factor and fill's value, the first extra of
+// that name that is a number (int or float), 0 when there is none.
+struct MathAttrs {
+  double factor = 0.0;
+  double value = 0.0;
+};
+MathAttrs math_attrs(const Extras& extras);
+
+struct TypedOp {
+  OpKind kind = OpKind::kGemm;
+  MathOp math = MathOp::kAdd;  // kind == kMath
+  OpScope scope = OpScope::kTile;
+  // Operands by role: GEMM a, b; math src_a, src_b (the first `inputs`,
+  // the op's arity).
+  Handle in[2] = {0, 0};
+  int inputs = 0;
+  Handle out = 0;
+  GemmAttrs gemm;   // kind == kGemm
+  MathAttrs attrs;  // kind == kMath
+  bool is_gemm() const { return kind == OpKind::kGemm; }
+  Handle a() const { return in[0]; }
+  Handle b() const { return in[1]; }
+  const char* input_role(int i) const;  // "a", "b", "src_a", "src_b"
+};
+
 struct CompositeCmd {
   std::string name;  // for messages (D7) and the op log; not counted
   std::vector<OpSpec> ops;
   std::vector<Handle> rw_handles;
+  // ops decoded, one per op, filled by check_command at dispatch; not part
+  // of the descriptor (logical_bytes counts ops as ADR-0064 D2 says).
+  std::vector<TypedOp> typed = {};
   // framing 4 + (1 + sum ops) + (1 + 8 per rw handle)
   uint32_t logical_bytes() const;
 };
+
+// Decodes a composite's ops in program order (the at-most-one tile-scope
+// GEMM rule spans ops). decode() checks what needs no descriptor table: an
+// out handle, a known kind, a GEMM's operands a and b (no other, none
+// twice) and int extras m, n, k, a math op's operand count. On a malformed
+// op it returns false and sets *error to what is wrong, as check_command
+// reports it after "CompositeCmd 'NAME' op I (KIND, SCOPE): ".
+class OpDecoder {
+ public:
+  bool decode(const OpSpec& spec, TypedOp* op, std::string* error);
+
+ private:
+  bool tile_gemm_ = false;
+};
+
+// Every op of `c`; false with the index of the op that failed and why.
+bool decode_ops(const CompositeCmd& c, std::vector<TypedOp>* ops, size_t* bad_op,
+                std::string* error);
+
+// c.typed when dispatch decoded `c`, else `c`'s ops decoded into `scratch`
+// (a composite built in code and planned without PE_CPU, as tests do);
+// std::invalid_argument when `c` does not decode.
+const std::vector<TypedOp>& typed_ops(const CompositeCmd& c, std::vector<TypedOp>& scratch);
+
+// "<op> takes N operand(s), got M": a MathCmd's or a math op's arity error.
+std::string math_arity_error(MathOp op, size_t operands);
 
 // tl.cycles(n): PE_CPU busy for exactly n cycles; bypasses the dispatch
 // formula and is never written to the queue (ADR-0064 D5).

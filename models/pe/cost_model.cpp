@@ -5,13 +5,20 @@
 #include <stdexcept>
 
 #include "models/util/checked.h"
+#include "models/util/overloaded.h"
 
 namespace kb {
 
 uint64_t fixed_cycles(const Command& cmd, const CostModelConfig& cm) {
-  if (std::holds_alternative<CompositeCmd>(cmd)) return cm.fixed_per_cmd_cycles;
-  if (std::holds_alternative<CpuOverheadCmd>(cmd)) return 0;
-  return cm.fixed_per_single_op_cmd_cycles;  // ADR-0064 D8
+  const uint64_t single = cm.fixed_per_single_op_cmd_cycles;  // ADR-0064 D8
+  return std::visit(overloaded{[&](const DmaReadCmd&) { return single; },
+                               [&](const DmaWriteCmd&) { return single; },
+                               [&](const GemmCmd&) { return single; },
+                               [&](const MathCmd&) { return single; },
+                               [&](const CopyCmd&) { return single; },
+                               [&](const CompositeCmd&) { return cm.fixed_per_cmd_cycles; },
+                               [](const CpuOverheadCmd&) { return uint64_t(0); }},
+                    cmd);
 }
 
 DispatchCost dispatch_cost(const Command& cmd, const CostModelConfig& cm) {

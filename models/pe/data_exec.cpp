@@ -5,33 +5,13 @@
 #include <limits>
 
 #include "models/pe/dtype_codec.h"
+#include "models/util/overloaded.h"
 
 namespace kb {
 
 namespace {
 
-double extra_number(const Extras& extras, const char* name) {
-  for (const Extra& e : extras) {
-    if (e.name != name) continue;
-    if (const auto* d = std::get_if<double>(&e.value)) return *d;
-    if (const auto* i = std::get_if<int64_t>(&e.value)) return double(*i);
-  }
-  return 0.0;
-}
-
-bool extra_flag(const Extras& extras, const char* name) {
-  for (const Extra& e : extras)
-    if (e.name == name && std::holds_alternative<bool>(e.value)) return std::get<bool>(e.value);
-  return false;
-}
-
-Handle operand(const OpSpec& op, const char* name) {
-  for (const NamedOperand& o : op.operands)
-    if (o.name == name) return o.handle;
-  return 0;
-}
-
-float apply(MathOp op, float a, float b, const Extras& extra) {
+float apply(MathOp op, float a, float b, const MathAttrs& attrs) {
   switch (op) {
     case MathOp::kAdd:
     case MathOp::kAddBcast: return a + b;
@@ -43,8 +23,8 @@ float apply(MathOp op, float a, float b, const Extras& extra) {
     case MathOp::kDivBcast: return a / b;
     case MathOp::kMax: return std::max(a, b);
     case MathOp::kExp: return std::exp(a);
-    case MathOp::kScale: return a * float(extra_number(extra, "factor"));
-    case MathOp::kFill: return float(extra_number(extra, "value"));
+    case MathOp::kScale: return a * float(attrs.factor);
+    case MathOp::kFill: return float(attrs.value);
     default: return 0.0f;
   }
 }
@@ -57,11 +37,11 @@ bool is_bcast(MathOp op) {
 // out[r, c] = op(operands) over rows [r0, r0+nr) x cols [c0, c0+nc) of out.
 // Every input element is read before the region is written, so in-place
 // ops (out aliasing an operand) see the old values.
-void math_region(DataContext& ctx, MathOp op, const std::vector<Handle>& in, Handle out_h,
-                 const Extras& extra, int64_t r0, int64_t nr, int64_t c0, int64_t nc) {
+void math_region(DataContext& ctx, MathOp op, const Handle* in, size_t inputs, Handle out_h,
+                 const MathAttrs& attrs, int64_t r0, int64_t nr, int64_t c0, int64_t nc) {
   const TensorDesc& out = ctx.table.at(out_h);
   std::vector<const TensorDesc*> src;
-  for (Handle h : in) src.push_back(&ctx.table.at(h));
+  for (size_t i = 0; i < inputs; ++i) src.push_back(&ctx.table.at(in[i]));
   std::vector<float> result;
   if (math_op_is_reduction(op)) {  // out [rows, 1] from src [rows, cols]
     const TensorDesc& a = *src[0];
@@ -86,16 +66,16 @@ void math_region(DataContext& ctx, MathOp op, const std::vector<Handle>& in, Han
     for (int64_t c = 0; c < nc; ++c) {
       const float av = a.empty() ? 0.0f : a[size_t(r * nc + c)];
       const float bv = b.empty() ? 0.0f : b[size_t(bcast ? r : r * nc + c)];
-      result.push_back(apply(op, av, bv, extra));
+      result.push_back(apply(op, av, bv, attrs));
     }
   }
   ctx.port.write_block(out, r0, nr, c0, nc, result);
 }
 
-void math_full(DataContext& ctx, MathOp op, const std::vector<Handle>& in, Handle out,
-               const Extras& extra) {
+void math_full(DataContext& ctx, MathOp op, const Handle* in, size_t inputs, Handle out,
+               const MathAttrs& attrs) {
   const TensorDesc& o = ctx.table.at(out);
-  math_region(ctx, op, in, out, extra, 0, o.rows, 0, math_op_is_reduction(op) ? 1 : o.cols);
+  math_region(ctx, op, in, inputs, out, attrs, 0, o.rows, 0, math_op_is_reduction(op) ? 1 : o.cols);
 }
 
 // A block's values: its staged bytes when a DMA_READ brought it in (taken
@@ -139,52 +119,39 @@ void gemm_full(DataContext& ctx, const TensorDesc& a, const TensorDesc& b, const
   ctx.port.write_block(out, 0, m, 0, n, acc);
 }
 
-void single_op(DataContext& ctx, const Command& cmd) {
-  if (const auto* c = std::get_if<MathCmd>(&cmd)) return math_full(ctx, c->op, c->operands, c->out, c->extra);
-  if (const auto* c = std::get_if<GemmCmd>(&cmd)) {
-    gemm_full(ctx, ctx.table.at(c->a), ctx.table.at(c->b), ctx.table.at(c->out), c->transpose_b,
-              c->accumulate, c->m, c->n, c->k);
-  }
-  // DMA_READ, DMA_WRITE and COPY: PE_DMA moves their bytes (pe_dma.h).
-}
-
-std::vector<Handle> operand_handles(const OpSpec& op) {
-  std::vector<Handle> h;
-  for (const NamedOperand& o : op.operands) h.push_back(o.handle);
-  return h;
-}
-
-void composite_stage(DataContext& ctx, const Stage& s, CommandData& d) {
-  const auto& comp = std::get<CompositeCmd>(d.cmd);
+void composite_stage(DataContext& ctx, const Stage& s, const CompositeCmd& comp, CommandData& d) {
   if (s.op_index < 0) return;
-  const OpSpec& op = comp.ops[size_t(s.op_index)];
+  // Decoded at dispatch (check_command); the plan made this stage from it.
+  const TypedOp& op = comp.typed.at(size_t(s.op_index));
   if (s.tile < 0) {  // prologue / epilogue: the whole op, on TCM tensors
-    if (op.is_gemm()) {
-      const TensorDesc& out = ctx.table.at(op.out);
-      const TensorDesc& a = ctx.table.at(operand(op, "a"));
-      gemm_full(ctx, a, ctx.table.at(operand(op, "b")), out, extra_flag(op.extra, "transpose_b"),
-                extra_flag(op.extra, "accumulate"), out.rows, out.cols, a.cols);
-      return;
+    switch (op.kind) {
+      case OpKind::kGemm: {
+        const TensorDesc& out = ctx.table.at(op.out);
+        const TensorDesc& a = ctx.table.at(op.a());
+        gemm_full(ctx, a, ctx.table.at(op.b()), out, op.gemm.transpose_b, op.gemm.accumulate,
+                  out.rows, out.cols, a.cols);
+        return;
+      }
+      case OpKind::kMath:
+        math_full(ctx, op.math, op.in, size_t(op.inputs), op.out, op.attrs);
+        return;
     }
-    MathOp m{};
-    math_op_from_string(op.kind, &m);
-    math_full(ctx, m, operand_handles(op), op.out, op.extra);
     return;
   }
   const auto key = std::make_pair(s.m0, s.n0);
   switch (s.kind) {
     case RecordKind::kGemm: {
       const TensorDesc& out = ctx.table.at(op.out);
-      const bool transpose_b = extra_flag(op.extra, "transpose_b");
+      const bool transpose_b = op.gemm.transpose_b;
       auto it = d.accumulators.find(key);
       if (s.k0 == 0) {
-        std::vector<float> init = extra_flag(op.extra, "accumulate")
+        std::vector<float> init = op.gemm.accumulate
                                       ? operand_block(ctx, d, 'o', s.tile, out, s.m0, s.m, s.n0, s.n)
                                       : std::vector<float>(size_t(s.m * s.n), 0.0f);
         it = d.accumulators.insert_or_assign(key, std::move(init)).first;
       }
-      const TensorDesc& a = ctx.table.at(operand(op, "a"));
-      const TensorDesc& b = ctx.table.at(operand(op, "b"));
+      const TensorDesc& a = ctx.table.at(op.a());
+      const TensorDesc& b = ctx.table.at(op.b());
       const std::vector<float> av = operand_block(ctx, d, 'a', s.tile, a, s.m0, s.m, s.k0, s.k);
       const std::vector<float> bv = transpose_b ? operand_block(ctx, d, 'b', s.tile, b, s.n0, s.n, s.k0, s.k)
                                                 : operand_block(ctx, d, 'b', s.tile, b, s.k0, s.k, s.n0, s.n);
@@ -206,9 +173,7 @@ void composite_stage(DataContext& ctx, const Stage& s, CommandData& d) {
       return;
     }
     case RecordKind::kMath: {
-      MathOp m{};
-      math_op_from_string(op.kind, &m);
-      math_region(ctx, m, operand_handles(op), op.out, op.extra, s.m0, s.m, s.n0, s.n);
+      math_region(ctx, op.math, op.in, size_t(op.inputs), op.out, op.attrs, s.m0, s.m, s.n0, s.n);
       return;
     }
     default: return;  // FETCH moves no values; DMA stages are PE_DMA's
@@ -226,8 +191,20 @@ uint64_t next(uint64_t& state) {
 }  // namespace
 
 void execute_stage_data(const Stage& s, CommandData& d, DataContext& ctx) {
-  if (std::holds_alternative<CompositeCmd>(d.cmd)) composite_stage(ctx, s, d);
-  else single_op(ctx, d.cmd);
+  std::visit(
+      overloaded{
+          [&](const MathCmd& c) {
+            math_full(ctx, c.op, c.operands.data(), c.operands.size(), c.out, math_attrs(c.extra));
+          },
+          [&](const GemmCmd& c) {
+            gemm_full(ctx, ctx.table.at(c.a), ctx.table.at(c.b), ctx.table.at(c.out), c.transpose_b,
+                      c.accumulate, c.m, c.n, c.k);
+          },
+          [&](const CompositeCmd& c) { composite_stage(ctx, s, c, d); },
+          // PE_DMA moves the bytes of transfers (pe_dma.h); tl.cycles is never queued.
+          [](const DmaReadCmd&) {}, [](const DmaWriteCmd&) {}, [](const CopyCmd&) {},
+          [](const CpuOverheadCmd&) {}},
+      d.cmd);
 }
 
 void host_fill_random(DataPort& port, const TensorDesc& t, uint64_t seed, double lo, double hi) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "models/util/checked.h"
+#include "models/util/overloaded.h"
 
 namespace kb {
 
@@ -16,18 +17,6 @@ uint64_t sat_add(uint64_t a, uint64_t b) { return checked_add(a, b).value_or(UIN
 uint64_t dim(int64_t x) { return x > 0 ? uint64_t(x) : 0; }
 uint64_t elements_of(const TensorDesc& d) { return sat_mul(dim(d.rows), dim(d.cols)); }
 uint64_t bytes_of(const TensorDesc& d) { return sat_mul(elements_of(d), dtype_bytes(d.dtype)); }
-
-Handle operand(const OpSpec& op, const char* name) {
-  for (const NamedOperand& o : op.operands)
-    if (o.name == name) return o.handle;
-  return 0;
-}
-
-bool flag(const OpSpec& op, const char* name) {
-  for (const Extra& e : op.extra)
-    if (e.name == name && std::holds_alternative<bool>(e.value)) return std::get<bool>(e.value);
-  return false;
-}
 
 // The work a stage describes (everything but its identity and edges).
 void copy_work(const Stage& from, Stage& to) {
@@ -84,11 +73,10 @@ void gemm_work(Stage& w, int64_t m, int64_t n, int64_t k) {
   w.elements = sat_mul(dim(m), dim(n));
 }
 
-void math_work(Stage& w, MathOp op, const std::vector<Handle>& operands, Handle out,
-               const TensorTable& table) {
+void math_work(Stage& w, MathOp op, const Handle* operands, Handle out, const TensorTable& table) {
   w.op = op;
-  if (math_op_is_reduction(op)) {  // elements reduced: the input's
-    const TensorDesc& src = table.at(operands.at(0));
+  if (math_op_is_reduction(op)) {  // elements reduced: the input's (arity 1)
+    const TensorDesc& src = table.at(operands[0]);
     w.elements = elements_of(src);
     w.row_len = src.cols;
   } else {
@@ -97,22 +85,22 @@ void math_work(Stage& w, MathOp op, const std::vector<Handle>& operands, Handle 
 }
 
 // A prologue or epilogue op: one standalone stage on its engine.
-Stage standalone_work(const OpSpec& op, int32_t index, const TensorTable& table) {
+Stage standalone_work(const TypedOp& op, int32_t index, const TensorTable& table) {
   Stage w;
-  if (op.is_gemm()) {
-    const TensorDesc& a = table.at(operand(op, "a"));
-    const TensorDesc& o = table.at(op.out);
-    w.kind = RecordKind::kGemm;
-    w.engine = Engine::kGemm;
-    gemm_work(w, o.rows, o.cols, a.cols);
-  } else {
-    MathOp m{};
-    math_op_from_string(op.kind, &m);
-    std::vector<Handle> handles;
-    for (const NamedOperand& o : op.operands) handles.push_back(o.handle);
-    w.kind = RecordKind::kMath;
-    w.engine = Engine::kMath;
-    math_work(w, m, handles, op.out, table);
+  switch (op.kind) {
+    case OpKind::kGemm: {
+      const TensorDesc& a = table.at(op.a());
+      const TensorDesc& o = table.at(op.out);
+      w.kind = RecordKind::kGemm;
+      w.engine = Engine::kGemm;
+      gemm_work(w, o.rows, o.cols, a.cols);
+      break;
+    }
+    case OpKind::kMath:
+      w.kind = RecordKind::kMath;
+      w.engine = Engine::kMath;
+      math_work(w, op.math, op.in, op.out, table);
+      break;
   }
   w.op_index = index;
   return w;
@@ -210,27 +198,36 @@ void TilePlan::start(uint64_t cmd_id, const Command& cmd, const TensorTable& tab
   epilogue_done_ = true;
   loop_.active = false;  // the rest of the composite state is set by composite()
   // Single-op commands: one stage, filled in place.
-  if (const auto* rd = std::get_if<DmaReadCmd>(&cmd)) {
-    transfer_work(at(add(RecordKind::kDmaRead, Engine::kDma, -1)), table.at(rd->dst),
-                  table.at(rd->src));
-  } else if (const auto* wr = std::get_if<DmaWriteCmd>(&cmd)) {
-    transfer_work(at(add(RecordKind::kDmaWrite, Engine::kDma, -1)), table.at(wr->dst),
-                  table.at(wr->src));
-  } else if (const auto* cp = std::get_if<CopyCmd>(&cmd)) {
-    transfer_work(at(add(RecordKind::kCopy, Engine::kDma, -1)), table.at(cp->dst),
-                  table.at(cp->src));
-  } else if (const auto* g = std::get_if<GemmCmd>(&cmd)) {
-    Stage& w = at(add(RecordKind::kGemm, Engine::kGemm, -1));
-    gemm_work(w, g->m, g->n, g->k);
-    const uint64_t out = bytes_of(table.at(g->out));
-    w.fetch_bytes = sat_add(sat_add(bytes_of(table.at(g->a)), bytes_of(table.at(g->b))),
-                            g->accumulate ? out : 0);
-    w.store_bytes = out;
-  } else if (const auto* mc = std::get_if<MathCmd>(&cmd)) {
-    math_work(at(add(RecordKind::kMath, Engine::kMath, -1)), mc->op, mc->operands, mc->out, table);
-  } else if (const auto* comp = std::get_if<CompositeCmd>(&cmd)) {
-    composite(*comp, table);
-  }
+  std::visit(
+      overloaded{
+          [&](const DmaReadCmd& rd) {
+            transfer_work(at(add(RecordKind::kDmaRead, Engine::kDma, -1)), table.at(rd.dst),
+                          table.at(rd.src));
+          },
+          [&](const DmaWriteCmd& wr) {
+            transfer_work(at(add(RecordKind::kDmaWrite, Engine::kDma, -1)), table.at(wr.dst),
+                          table.at(wr.src));
+          },
+          [&](const CopyCmd& cp) {
+            transfer_work(at(add(RecordKind::kCopy, Engine::kDma, -1)), table.at(cp.dst),
+                          table.at(cp.src));
+          },
+          [&](const GemmCmd& g) {
+            Stage& w = at(add(RecordKind::kGemm, Engine::kGemm, -1));
+            gemm_work(w, g.m, g.n, g.k);
+            const uint64_t out = bytes_of(table.at(g.out));
+            w.fetch_bytes = sat_add(sat_add(bytes_of(table.at(g.a)), bytes_of(table.at(g.b))),
+                                    g.accumulate ? out : 0);
+            w.store_bytes = out;
+          },
+          [&](const MathCmd& mc) {
+            math_work(at(add(RecordKind::kMath, Engine::kMath, -1)), mc.op, mc.operands.data(),
+                      mc.out, table);
+          },
+          [&](const CompositeCmd& comp) { composite(comp, table); },
+          // PE_CPU spends tl.cycles itself and never queues it (ADR-0064 D5).
+          [](const CpuOverheadCmd&) {}},
+      cmd);
   seal_unit();
 }
 
@@ -239,31 +236,33 @@ void TilePlan::composite(const CompositeCmd& c, const TensorTable& table) {
   epilogue_.clear();
   tile_math_.clear();
   loop_ = Loop{};
+  const std::vector<TypedOp>& ops = typed_ops(c, scratch_ops_);
   // Prologue: standalone stages in program order, one after another.
-  const OpSpec* tile_gemm = nullptr;
-  for (size_t i = 0; i < c.ops.size(); ++i) {
-    const OpSpec& op = c.ops[i];
-    if (op.scope == OpScope::kPrologue) {
-      const Ref s = emit(standalone_work(op, int32_t(i), table));
-      edge(last_prologue_, s);
-      last_prologue_ = s;
-    } else if (op.scope == OpScope::kTile) {
-      if (op.is_gemm()) {
-        tile_gemm = &op;
-        loop_.gemm_index = int32_t(i);
-      } else {
-        MathOp mo{};
-        math_op_from_string(op.kind, &mo);
-        tile_math_.push_back({int32_t(i), mo});
+  const TypedOp* tile_gemm = nullptr;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const TypedOp& op = ops[i];
+    switch (op.scope) {
+      case OpScope::kPrologue: {
+        const Ref s = emit(standalone_work(op, int32_t(i), table));
+        edge(last_prologue_, s);
+        last_prologue_ = s;
+        break;
       }
-    } else {
-      epilogue_.push_back(standalone_work(op, int32_t(i), table));
+      case OpScope::kTile:
+        if (op.is_gemm()) {
+          tile_gemm = &op;
+          loop_.gemm_index = int32_t(i);
+        } else {
+          tile_math_.push_back({int32_t(i), op.math});
+        }
+        break;
+      case OpScope::kEpilogue: epilogue_.push_back(standalone_work(op, int32_t(i), table)); break;
     }
   }
   epilogue_done_ = false;
   if (tile_gemm) {
-    const TensorDesc& a = table.at(operand(*tile_gemm, "a"));
-    const TensorDesc& b = table.at(operand(*tile_gemm, "b"));
+    const TensorDesc& a = table.at(tile_gemm->a());
+    const TensorDesc& b = table.at(tile_gemm->b());
     const TensorDesc& o = table.at(tile_gemm->out);
     Loop& l = loop_;
     l.m = dim(o.rows);
@@ -282,11 +281,11 @@ void TilePlan::composite(const CompositeCmd& c, const TensorTable& table) {
     l.a_at = {a.address, dim(a.row_stride)};
     l.b_at = {b.address, dim(b.row_stride)};
     l.o_at = {o.address, dim(o.row_stride)};
-    l.transpose_b = flag(*tile_gemm, "transpose_b");
+    l.transpose_b = tile_gemm->gemm.transpose_b;
     l.a_hbm = a.space == MemSpace::kHbm;
     l.b_hbm = b.space == MemSpace::kHbm;
     l.o_hbm = o.space == MemSpace::kHbm;
-    l.accumulate = flag(*tile_gemm, "accumulate");
+    l.accumulate = tile_gemm->gemm.accumulate;
     // Tiles 0 and 1 wait for no earlier FETCH.
     for (int i = 0; i < 2 && l.active; ++i) next_tile();
   }

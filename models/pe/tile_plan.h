@@ -108,6 +108,7 @@ class TilePlan {
     MathOp op;
   };
   std::vector<TileMath> tile_math_;
+  std::vector<TypedOp> scratch_ops_;  // a composite that was not dispatched (typed_ops)
   // The tile loop's cursor: output blocks (mi, ni), K innermost so the
   // accumulator stays in the array across K steps.
   struct Loop {
