@@ -7,6 +7,7 @@
 
 #include "models/mem/address_map.h"
 #include "models/pe/engine_timing.h"
+#include "models/util/asan_stack.h"
 
 namespace kb {
 
@@ -229,6 +230,7 @@ void PeDma::resume() {
     if (!send_bursts()) return;
     end_transfer();
   } catch (const std::exception& e) {
+    asan_forget_unwound_frames();  // a method's stack (models/util/asan_stack.h)
     error_ = e.what();
     late_ = false;
     finish(sc_core::SC_ZERO_TIME, false);

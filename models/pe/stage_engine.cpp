@@ -2,6 +2,7 @@
 
 #include "models/mem/address_map.h"
 #include "models/pe/engine_timing.h"
+#include "models/util/asan_stack.h"
 
 namespace kb {
 
@@ -45,6 +46,7 @@ tlm::tlm_sync_enum StageEngine::nb_transport_fw(tlm::tlm_generic_payload& payloa
   try {
     t = execute(*ext->stage, ext->data);
   } catch (...) {
+    asan_forget_unwound_frames();  // a method's stack (models/util/asan_stack.h)
     pending_ = nullptr;  // PE_SCHEDULER fails the command (its fault handler)
     throw;
   }
