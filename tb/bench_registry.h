@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/config/pe_config.h"
-#include "models/pe/pe_cpu.h"
+#include "models/pe/cpu/pe_cpu.h"
 #include "tb/runner.h"
 
 namespace kb {

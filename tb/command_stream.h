@@ -102,7 +102,7 @@
 #include <utility>
 #include <vector>
 
-#include "models/pe/pe_cpu.h"
+#include "models/pe/cpu/pe_cpu.h"
 #include "models/util/output_file.h"
 
 namespace kb {

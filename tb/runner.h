@@ -11,7 +11,7 @@
 // are written through OutputFile (models/util/output_file.h): a failed or
 // interrupted run leaves nothing half-written under an output's name.
 // A kernel error fails its run (RunResult::error); SystemC's default
-// actions for its report (kKernelErrorType, models/pe/pe_cpu.h) display
+// actions for its report (kKernelErrorType, models/pe/cpu/pe_cpu.h) display
 // nothing, and run_in_process leaves them as configured.
 #pragma once
 
@@ -23,7 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/config/pe_config.h"
-#include "models/pe/pe_cpu.h"
+#include "models/pe/cpu/pe_cpu.h"
 #include "models/trace/op_log.h"
 #include "models/trace/stats.h"
 

@@ -13,7 +13,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "models/pe/pe_cpu.h"
+#include "models/pe/cpu/pe_cpu.h"
 
 namespace {
 
@@ -35,7 +35,7 @@ class FailRunInChild : public ::testing::EmptyTestEventListener {
 };
 
 // A failed kernel launch is reported as an SC_ERROR of type
-// kb::kKernelErrorType (models/pe/pe_cpu.h), and its message is also the
+// kb::kKernelErrorType (models/pe/cpu/pe_cpu.h), and its message is also the
 // launch's error, which every run's result carries (RunResult::ok and
 // error): a test that expects the error asserts the message, and one that
 // does not fails on the result. Only that report is let through; any other

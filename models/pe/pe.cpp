@@ -32,15 +32,13 @@ Pe::Pe(sc_core::sc_module_name name, const PeConfig& cfg, uint32_t index, const 
     bind(from, to, std::string(from.name()) + " -> " + to.get_base_export().name());
   };
   link(pe_cpu.cmd, pe_scheduler.in);
-  link(pe_scheduler.dma, pe_dma.in);
-  link(pe_scheduler.gemm, pe_gemm.in);
-  link(pe_scheduler.math, pe_math.in);
-  link(pe_scheduler.tcm, pe_tcm.in);
+  // The engines, in the engine table's order (models/trace/component_table.h).
+  StageEngine* const engines[kNumEngines] = {&pe_dma, &pe_gemm, &pe_math, &pe_tcm};
+  for (int e = 0; e < kNumEngines; ++e) link(pe_scheduler.engine[size_t(e)], engines[e]->in);
   // Every access to memory goes through the PE's bus.
   link(pe_cpu.data, pe_bus.in);
   link(pe_dma.mem, pe_bus.in);
-  for (StageEngine* e : {static_cast<StageEngine*>(&pe_dma), static_cast<StageEngine*>(&pe_gemm),
-                         static_cast<StageEngine*>(&pe_math), static_cast<StageEngine*>(&pe_tcm)}) {
+  for (StageEngine* e : engines) {
     link(e->data, pe_bus.in);
     if (cfg_.data_mode) e->set_data(&table_);
   }

@@ -19,12 +19,12 @@
 
 #include "models/config/pe_config.h"
 #include "models/interconnect/router.h"
-#include "models/pe/pe_cpu.h"
-#include "models/pe/pe_dma.h"
-#include "models/pe/pe_gemm.h"
-#include "models/pe/pe_math.h"
-#include "models/pe/pe_scheduler.h"
-#include "models/pe/pe_tcm.h"
+#include "models/pe/cpu/pe_cpu.h"
+#include "models/pe/engines/pe_dma.h"
+#include "models/pe/engines/pe_gemm.h"
+#include "models/pe/engines/pe_math.h"
+#include "models/pe/scheduler/pe_scheduler.h"
+#include "models/pe/engines/pe_tcm.h"
 #include "models/pe/tensor_table.h"
 #include "models/trace/op_log.h"
 

@@ -9,7 +9,7 @@
 #include <map>
 #include <sstream>
 
-#include "models/pe/cost_model.h"
+#include "models/pe/cpu/cost_model.h"
 #include "tests/sim_util.h"
 
 namespace kb {

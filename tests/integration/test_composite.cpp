@@ -13,8 +13,12 @@
 
 #include "kernels/gemm/gemm_composite.h"
 #include "kernels/recipes/softmax_merge.h"
-#include "models/pe/engine_timing.h"
-#include "models/pe/tile_plan.h"
+#include "models/pe/engines/engine_timing.h"
+#include "models/pe/engines/pe_dma.h"
+#include "models/pe/engines/pe_gemm.h"
+#include "models/pe/engines/pe_math.h"
+#include "models/pe/engines/pe_tcm.h"
+#include "models/pe/scheduler/tile_plan.h"
 #include "tests/sim_util.h"
 
 namespace kb {

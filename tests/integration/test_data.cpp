@@ -12,7 +12,7 @@
 #include "kernels/gemm/gemm_composite.h"
 #include "kernels/recipes/softmax_merge.h"
 #include "models/mem/sparse_memory.h"
-#include "models/pe/dtype_codec.h"
+#include "models/pe/engines/dtype_codec.h"
 #include "tb/reference.h"
 #include "tests/sim_util.h"
 

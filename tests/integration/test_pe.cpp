@@ -8,11 +8,15 @@
 #include <limits>
 #include <gmock/gmock.h>
 
-#include "models/pe/engine_timing.h"
-#include "models/pe/hazard_scoreboard.h"
+#include "models/pe/engines/engine_timing.h"
+#include "models/pe/engines/pe_dma.h"
+#include "models/pe/engines/pe_gemm.h"
+#include "models/pe/engines/pe_math.h"
+#include "models/pe/engines/pe_tcm.h"
+#include "models/pe/scheduler/hazard_scoreboard.h"
 #include "models/pe/pe.h"
 #include "models/top/pe_top.h"
-#include "models/pe/pe_scheduler.h"
+#include "models/pe/scheduler/pe_scheduler.h"
 #include "tests/sim_util.h"
 
 namespace kb {

@@ -18,7 +18,11 @@
 
 #include "models/mem/address_map.h"
 #include "models/mem/sparse_memory.h"
-#include "models/pe/engine_timing.h"
+#include "models/pe/engines/engine_timing.h"
+#include "models/pe/engines/pe_dma.h"
+#include "models/pe/engines/pe_gemm.h"
+#include "models/pe/engines/pe_math.h"
+#include "models/pe/engines/pe_tcm.h"
 #include "models/pe/tl.h"
 #include "models/top/pe_top.h"
 #include "tb/bench_registry.h"

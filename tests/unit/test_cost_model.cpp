@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "models/pe/cost_model.h"
+#include "models/pe/cpu/cost_model.h"
 
 namespace kb {
 namespace {

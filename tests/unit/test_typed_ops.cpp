@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "models/pe/command_check.h"
+#include "models/pe/cpu/command_check.h"
 #include "models/pe/commands.h"
 #include "models/pe/tensor_table.h"
 

@@ -1,8 +1,8 @@
-#include "models/pe/command_check.h"
+#include "models/pe/cpu/command_check.h"
 
 #include <string>
 
-#include "models/pe/init_tracker.h"
+#include "models/pe/cpu/init_tracker.h"
 #include "models/util/overloaded.h"
 
 namespace kb {

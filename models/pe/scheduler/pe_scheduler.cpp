@@ -1,4 +1,4 @@
-#include "models/pe/pe_scheduler.h"
+#include "models/pe/scheduler/pe_scheduler.h"
 
 #include <cstring>
 
@@ -12,19 +12,17 @@ PeScheduler::PeScheduler(sc_core::sc_module_name name, const PeConfig& cfg,
                          const TensorTable& table, OpLog& log)
     : sc_module(name),
       in("in"),
-      dma("dma"),
-      gemm("gemm"),
-      math("math"),
-      tcm("tcm"),
+      engine("engine"),
       occupancy_signal("occupancy"),
       cfg_(cfg),
       table_(table),
       log_(log) {
   in.register_b_transport(this, &PeScheduler::b_transport);
   in.register_nb_transport_fw(this, &PeScheduler::nb_transport_fw);
-  for (Engine e : {Engine::kDma, Engine::kGemm, Engine::kMath, Engine::kTcm}) {
-    socket(e).register_nb_transport_bw(this, &PeScheduler::nb_transport_bw);
-  }
+  engine.init(kNumEngines, [](const char*, size_t e) {
+    return new tlm_utils::simple_initiator_socket<PeScheduler>(kEngines[e].port);
+  });
+  for (auto& socket : engine) socket.register_nb_transport_bw(this, &PeScheduler::nb_transport_bw);
   SC_HAS_PROCESS(PeScheduler);
   SC_METHOD(update_signals);
   sensitive << changed_;
@@ -43,29 +41,19 @@ PeScheduler::PeScheduler(sc_core::sc_module_name name, const PeConfig& cfg,
     is.payload.set_streaming_width(sizeof(StageWord));
     is.payload.set_byte_enable_ptr(nullptr);
     is.payload.set_dmi_allowed(false);
-    const std::string engine = to_string(engine_component(Engine(e)));
+    const std::string component = to_string(engine_component(Engine(e)));
     sc_core::sc_spawn_options issue_opts;
     issue_opts.spawn_method();
     issue_opts.dont_initialize();
     issue_opts.set_sensitivity(&ready_event_[e]);
-    sc_core::sc_spawn([this, e] { issue(Engine(e)); }, ("issue_" + engine).c_str(), &issue_opts);
+    sc_core::sc_spawn([this, e] { issue(Engine(e)); }, ("issue_" + component).c_str(), &issue_opts);
     sc_core::sc_spawn_options done_opts;
     done_opts.spawn_method();
     done_opts.dont_initialize();
     done_opts.set_sensitivity(&done_event_[e]);
-    sc_core::sc_spawn([this, e] { complete_issued(Engine(e)); }, ("complete_" + engine).c_str(),
+    sc_core::sc_spawn([this, e] { complete_issued(Engine(e)); }, ("complete_" + component).c_str(),
                       &done_opts);
   }
-}
-
-tlm_utils::simple_initiator_socket<PeScheduler>& PeScheduler::socket(Engine e) {
-  switch (e) {
-    case Engine::kDma: return dma;
-    case Engine::kGemm: return gemm;
-    case Engine::kMath: return math;
-    case Engine::kTcm: return tcm;
-  }
-  return dma;
 }
 
 const CommandExtension* PeScheduler::descriptor_write(tlm::tlm_generic_payload& payload) {
@@ -293,7 +281,7 @@ void PeScheduler::issue_next(Engine e) {
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
   tlm::tlm_phase phase = tlm::BEGIN_REQ;
   is.payload.acquire();
-  const tlm::tlm_sync_enum r = socket(e)->nb_transport_fw(is.payload, phase, delay);
+  const tlm::tlm_sync_enum r = engine[size_t(e)]->nb_transport_fw(is.payload, phase, delay);
   if (r == tlm::TLM_COMPLETED) stage_answered(e, delay);
   // Else TLM_ACCEPTED: the engine answers with BEGIN_RESP (nb_transport_bw).
 }

@@ -38,11 +38,11 @@
 
 #include "models/config/pe_config.h"
 #include "models/pe/commands.h"
-#include "models/pe/data_exec.h"
-#include "models/pe/hazard_scoreboard.h"
-#include "models/pe/stage.h"
+#include "models/pe/engines/command_data.h"
+#include "models/pe/scheduler/hazard_scoreboard.h"
+#include "models/pe/scheduler/stage.h"
 #include "models/pe/tensor_table.h"
-#include "models/pe/tile_plan.h"
+#include "models/pe/scheduler/tile_plan.h"
 #include "models/trace/op_log.h"
 #include "models/util/module_payload.h"
 
@@ -77,7 +77,9 @@ struct StageWord {
 class PeScheduler : public sc_core::sc_module {
  public:
   tlm_utils::simple_target_socket<PeScheduler> in;  // from PE_CPU
-  tlm_utils::simple_initiator_socket<PeScheduler> dma, gemm, math, tcm;
+  // One socket per engine, named by its port in the engine table
+  // (models/trace/component_table.h): engine[Engine::kDma] is "dma".
+  sc_core::sc_vector<tlm_utils::simple_initiator_socket<PeScheduler>> engine;
 
   PeScheduler(sc_core::sc_module_name name, const PeConfig& cfg,
               const TensorTable& table, OpLog& log);
@@ -136,7 +138,6 @@ class PeScheduler : public sc_core::sc_module {
   tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload& payload, tlm::tlm_phase& phase,
                                      sc_core::sc_time& delay);
   void stage_answered(Engine e, const sc_core::sc_time& delay);
-  tlm_utils::simple_initiator_socket<PeScheduler>& socket(Engine e);
 
   const PeConfig& cfg_;
   const TensorTable& table_;

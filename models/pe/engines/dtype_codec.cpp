@@ -1,4 +1,4 @@
-#include "models/pe/dtype_codec.h"
+#include "models/pe/engines/dtype_codec.h"
 
 #include <cstring>
 #include <string>

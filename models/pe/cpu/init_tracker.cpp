@@ -1,4 +1,4 @@
-#include "models/pe/init_tracker.h"
+#include "models/pe/cpu/init_tracker.h"
 
 namespace kb {
 

@@ -1,7 +1,6 @@
-#include "models/pe/stage_engine.h"
+#include "models/pe/engines/stage_engine.h"
 
 #include "models/mem/address_map.h"
-#include "models/pe/engine_timing.h"
 #include "models/util/asan_stack.h"
 
 namespace kb {
@@ -17,14 +16,14 @@ StageEngine::StageEngine(sc_core::sc_module_name name, const PeConfig& cfg)
 }
 
 std::optional<sc_core::sc_time> StageEngine::execute(const Stage& s, CommandData* d) {
-  const sc_core::sc_time t = clock_.cycles(stage_cycles(cfg_, s));
+  const sc_core::sc_time t = clock_.cycles(cycles_of(s));
   // Data mode computes the values now, at issue: every input is final (its
   // producers completed before the scheduler issued this stage) and nothing
   // reads or overwrites the outputs before this stage completes (hazard
   // scoreboard and tile-plan edges), so the values are those at completion.
   if (d && data_mode()) {
     DataContext ctx = context();
-    execute_stage_data(s, *d, ctx);
+    compute(s, *d, ctx);
   }
   return t;
 }

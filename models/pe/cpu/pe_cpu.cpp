@@ -1,9 +1,9 @@
-#include "models/pe/pe_cpu.h"
+#include "models/pe/cpu/pe_cpu.h"
 
 #include <cstring>
 
-#include "models/pe/command_check.h"
-#include "models/pe/pe_scheduler.h"
+#include "models/pe/cpu/command_check.h"
+#include "models/pe/scheduler/pe_scheduler.h"
 #include "models/pe/tl.h"
 #include "models/trace/stats.h"
 #include "models/util/asan_stack.h"

@@ -1,4 +1,4 @@
-#include "models/pe/pe_dma.h"
+#include "models/pe/engines/pe_dma.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -6,10 +6,26 @@
 #include <string>
 
 #include "models/mem/address_map.h"
-#include "models/pe/engine_timing.h"
+#include "models/mem/hbm.h"
+#include "models/pe/engines/engine_timing.h"
 #include "models/util/asan_stack.h"
 
 namespace kb {
+
+uint64_t hbm_access_cycles(const PeConfig& cfg, uint64_t bytes) {
+  try {
+    return hbm_access_cycles(hbm_timing(cfg), bytes);  // the HBM's own formula (models/mem/hbm.h)
+  } catch (const std::overflow_error& e) {
+    throw KernelError(e.what());
+  }
+}
+
+uint64_t dma_cycles(const PeConfig& cfg, const Stage& s) {
+  if (s.tcm_only) {
+    return cycles_add(cfg.dma.setup_cycles, ceil_div_real(s.bytes, cfg.tcm.bytes_per_cycle), "DMA copy");
+  }
+  return cycles_add(cfg.dma.setup_cycles, hbm_access_cycles(cfg, s.bytes), "DMA");
+}
 
 PeDma::PeDma(sc_core::sc_module_name name, const PeConfig& cfg) : StageEngine(name, cfg), mem("mem") {
   mem.register_nb_transport_bw(this, &PeDma::nb_transport_bw);
@@ -59,7 +75,7 @@ void PeDma::begin_transfer(const Stage& s, CommandData* d) {
   for (int i = 0; i < 2; ++i) hbm_side_[i] = side_[i].runs > 0 && !in_tcm(side_[i]);
   if (data_) {
     buffer_.assign(s.bytes, 0);
-    if (s.src.runs == 0) {  // a staged block (data_exec.h)
+    if (s.src.runs == 0) {  // a staged block (command_data.h)
       auto it = data_->staging.find({s.role, s.tile});
       if (it == data_->staging.end() || it->second.size() != s.bytes) {
         throw KernelError("PE_DMA: no staged block for tile " + std::to_string(s.tile));

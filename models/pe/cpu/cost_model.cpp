@@ -1,4 +1,4 @@
-#include "models/pe/cost_model.h"
+#include "models/pe/cpu/cost_model.h"
 
 #include <cmath>
 #include <optional>

@@ -1,8 +1,8 @@
-#include "models/pe/data_port.h"
+#include "models/pe/engines/data_port.h"
 
 #include <string>
 
-#include "models/pe/dtype_codec.h"
+#include "models/pe/engines/dtype_codec.h"
 
 namespace kb {
 
@@ -12,6 +12,15 @@ std::string hex(uint64_t a) {
   std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(a));
   return buf;
 }
+
+// splitmix64: a small, portable, well-mixed generator.
+uint64_t next(uint64_t& state) {
+  uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
 }  // namespace
 
 void DataPort::transfer(tlm::tlm_command cmd, uint64_t address, unsigned char* data, uint64_t n) {
@@ -82,6 +91,30 @@ void DataPort::write_block(const TensorDesc& t, int64_t r0, int64_t nr, int64_t 
     for (int64_t c = 0; c < nc; ++c) encode_element(values[i++], t.dtype, &row_[size_t(uint64_t(c) * el)]);
     write(element_address(t, r, c0), row_.data(), row_.size());
   }
+}
+
+void host_fill_random(DataPort& port, const TensorDesc& t, uint64_t seed, double lo, double hi) {
+  uint64_t state = seed;
+  std::vector<float> row(size_t(t.cols));
+  for (int64_t r = 0; r < t.rows; ++r) {  // a row at a time: bounded memory
+    for (int64_t c = 0; c < t.cols; ++c) {
+      const double u = double(next(state) >> 11) * (1.0 / 9007199254740992.0);  // [0, 1)
+      row[size_t(c)] = float(lo + (hi - lo) * u);
+    }
+    port.write_block(t, r, 1, 0, t.cols, row);
+  }
+}
+
+void host_write(DataPort& port, const TensorDesc& t, const std::vector<float>& values) {
+  if (values.size() != size_t(t.elements())) {
+    throw KernelError("host write of " + std::to_string(values.size()) + " values to '" + t.name +
+                      "' " + t.shape_string() + " (" + std::to_string(t.elements()) + " elements)");
+  }
+  port.write_block(t, 0, t.rows, 0, t.cols, values);
+}
+
+std::vector<float> host_read(DataPort& port, const TensorDesc& t) {
+  return port.read_block(t, 0, t.rows, 0, t.cols);
 }
 
 }  // namespace kb

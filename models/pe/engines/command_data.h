@@ -1,6 +1,7 @@
-// Data mode: the values the engines compute. Each engine calls
-// execute_stage_data() when it is issued a stage (its inputs are final then,
-// and nothing touches its outputs before it completes), so data follows the
+// Data mode: the state of one in-flight command that its stages share, and
+// what an engine computes with. Each engine computes its values when it is
+// issued a stage (StageEngine::compute; its inputs are final then, and
+// nothing touches its outputs before it completes), so data follows the
 // same tile plan and ordering as time. fp32 arithmetic throughout; results
 // are rounded to the destination dtype when stored (bf16: nearest even).
 // Values travel through the engines' `data` sockets (data_port.h): no
@@ -15,7 +16,6 @@
 // GEMM takes it; a STORE of an output block in HBM leaves it there for its
 // DMA_WRITE. The staging buffers stand for the plan's double-buffered TCM
 // tile buffers (the plan gives them no TCM addresses). FETCH moves no values.
-// PE_DMA moves single-op transfers and staged blocks itself (pe_dma.h).
 #pragma once
 
 #include <cstdint>
@@ -24,14 +24,11 @@
 #include <vector>
 
 #include "models/pe/commands.h"
-#include "models/pe/data_port.h"
-#include "models/pe/stage.h"
+#include "models/pe/engines/data_port.h"
 #include "models/pe/tensor_table.h"
 
 namespace kb {
 
-// Per in-flight command: the command, its open output-block accumulators
-// and its staged blocks.
 struct CommandData {
   Command cmd;
   std::map<std::pair<int64_t, int64_t>, std::vector<float>> accumulators;  // (m0, n0)
@@ -42,15 +39,5 @@ struct DataContext {
   DataPort& port;
   const TensorTable& table;
 };
-
-// GEMM, MATH and PE_TCM stages.
-void execute_stage_data(const Stage& s, CommandData& d, DataContext& ctx);
-
-// Host side (zero simulated time, debug transport): fill with uniform
-// values in [lo, hi) from a seeded generator, rounded to the tensor's
-// dtype; write given values; read back as floats.
-void host_fill_random(DataPort& port, const TensorDesc& t, uint64_t seed, double lo, double hi);
-void host_write(DataPort& port, const TensorDesc& t, const std::vector<float>& values);
-std::vector<float> host_read(DataPort& port, const TensorDesc& t);
 
 }  // namespace kb

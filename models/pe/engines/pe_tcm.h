@@ -1,6 +1,9 @@
 // PE_TCM: the tightly coupled SRAM. Two ports:
 // - `in`: its engine port, which executes FETCH (TCM -> engine) and STORE
-//   (engine -> TCM) stages of composite tile plans in tcm_cycles().
+//   (engine -> TCM) stages of composite tile plans in tcm_cycles() =
+//   latency + ceil(bytes / tcm.bytes_per_cycle). In data mode a STORE
+//   writes its output block's accumulator (to staging when the output
+//   lives in HBM, command_data.h); FETCH moves no values.
 // - `sram`: the memory itself, a TLM target for the PE-local TCM window
 //   [0, tcm.size_bytes) through the PE's bus. Accesses complete at once
 //   (TLM_COMPLETED, no delay): their time is in the stage formulas of the
@@ -13,9 +16,11 @@
 
 #include "models/mem/memory_access.h"
 #include "models/mem/sparse_memory.h"
-#include "models/pe/stage_engine.h"
+#include "models/pe/engines/stage_engine.h"
 
 namespace kb {
+
+uint64_t tcm_cycles(const PeConfig& cfg, uint64_t bytes);
 
 class PeTcm : public StageEngine {
  public:
@@ -23,6 +28,10 @@ class PeTcm : public StageEngine {
 
   PeTcm(sc_core::sc_module_name name, const PeConfig& cfg);
   uint64_t stored_bytes() const { return store_.bytes(); }
+
+ protected:
+  uint64_t cycles_of(const Stage& s) const override { return tcm_cycles(cfg_, s.bytes); }
+  void compute(const Stage& s, CommandData& d, DataContext& ctx) override;
 
  private:
   void b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);

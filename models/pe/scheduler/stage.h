@@ -17,7 +17,7 @@ namespace kb {
 // One side of a PE_DMA transfer: `runs` runs of `run_bytes` bytes, `pitch`
 // bytes apart, from `address` (a tensor, or a block of one). runs == 0: the
 // command's staging buffer (a composite's tile block in data mode,
-// data_exec.h).
+// command_data.h).
 struct BytePattern {
   uint64_t address = 0, run_bytes = 0, pitch = 0, runs = 0;
 };
@@ -57,7 +57,7 @@ struct Stage {
   uint32_t pending = 0;  // unfinished predecessors
 };
 
-struct CommandData;  // data mode state of one in-flight command (data_exec.h)
+struct CommandData;  // data mode state of one in-flight command (command_data.h)
 
 // Carries the stage to the engine over the TLM socket (STYLE.md 6); in data
 // mode also the command's data state, so the engine computes real values.

@@ -29,7 +29,7 @@
 
 #include "models/config/pe_config.h"
 #include "models/pe/commands.h"
-#include "models/pe/stage.h"
+#include "models/pe/scheduler/stage.h"
 #include "models/pe/tensor_table.h"
 
 namespace kb {

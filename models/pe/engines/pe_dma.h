@@ -11,7 +11,7 @@
 //
 // Data mode: the bursts carry the bytes; the TCM side is read or written
 // through the `data` socket, a composite's block through its staging
-// buffer (data_exec.h). Timing mode: the bursts point at a scratch buffer a
+// buffer (command_data.h). Timing mode: the bursts point at a scratch buffer a
 // burst long; the HBM copies nothing.
 //
 // `mem` uses nb_transport (PE_SCHEDULER issues stages from methods). A
@@ -24,10 +24,17 @@
 
 #include <tlm_utils/simple_initiator_socket.h>
 
-#include "models/pe/stage_engine.h"
+#include "models/pe/engines/stage_engine.h"
 #include "models/util/module_payload.h"
 
 namespace kb {
+
+// HBM access, uncontended: latency + ceil(bytes / (channels x GB/s x eff /
+// f)); the HBM model's formula (models/mem/hbm.h), with KernelError.
+uint64_t hbm_access_cycles(const PeConfig& cfg, uint64_t bytes);
+// A DMA stage with the HBM to itself: setup + HBM access (DMA_READ /
+// DMA_WRITE), or setup + ceil(bytes / tcm.bytes_per_cycle) (TCM -> TCM copy).
+uint64_t dma_cycles(const PeConfig& cfg, const Stage& s);
 
 class PeDma : public StageEngine {
  public:
@@ -38,6 +45,7 @@ class PeDma : public StageEngine {
   PeDma(sc_core::sc_module_name name, const PeConfig& cfg);
 
  protected:
+  uint64_t cycles_of(const Stage& s) const override { return dma_cycles(cfg_, s); }
   std::optional<sc_core::sc_time> execute(const Stage& s, CommandData* d) override;
 
  private:

@@ -1,4 +1,4 @@
-#include "models/pe/hazard_scoreboard.h"
+#include "models/pe/scheduler/hazard_scoreboard.h"
 
 #include <algorithm>
 

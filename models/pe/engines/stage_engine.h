@@ -25,9 +25,9 @@
 
 #include "models/config/pe_config.h"
 #include "models/util/clock.h"
-#include "models/pe/data_exec.h"
-#include "models/pe/data_port.h"
-#include "models/pe/stage.h"
+#include "models/pe/engines/command_data.h"
+#include "models/pe/engines/data_port.h"
+#include "models/pe/scheduler/stage.h"
 
 namespace kb {
 
@@ -41,9 +41,12 @@ class StageEngine : public sc_core::sc_module {
   void set_data(const TensorTable* table) { table_ = table; }
 
  protected:
+  // The stage's cycles: the engine's formula.
+  virtual uint64_t cycles_of(const Stage& s) const = 0;
+  // Data mode: the engine's values for the stage (nothing by default).
+  virtual void compute(const Stage& s, CommandData& d, DataContext& ctx) { (void)s, (void)d, (void)ctx; }
   // Runs the stage: its duration, or nullopt when the engine will call
-  // finish() later. Default: stage_cycles() (engine_timing.h), and in data
-  // mode execute_stage_data().
+  // finish() later. Default: cycles_of(), and in data mode compute().
   virtual std::optional<sc_core::sc_time> execute(const Stage& s, CommandData* d);
   // Ends the stage under way `delay` from now (BEGIN_RESP on `in`); an
   // error response when `ok` is false.

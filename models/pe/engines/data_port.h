@@ -6,7 +6,7 @@
 //   may call it).
 // - HBM is reached only by PE_DMA's timed `mem` transactions: a
 //   composite's HBM operand blocks come in through its DMA_READ stages and
-//   its HBM output blocks leave through DMA_WRITE (staging, data_exec.h);
+//   its HBM output blocks leave through DMA_WRITE (staging, command_data.h);
 //   an access outside TCM is an error.
 #pragma once
 
@@ -47,6 +47,13 @@ class DataPort {
   ModulePayload payload_;
   std::vector<uint8_t> row_;
 };
+
+// Host side (zero simulated time, through a Debug port): fill with uniform
+// values in [lo, hi) from a seeded generator, rounded to the tensor's
+// dtype; write given values; read back as floats.
+void host_fill_random(DataPort& port, const TensorDesc& t, uint64_t seed, double lo, double hi);
+void host_write(DataPort& port, const TensorDesc& t, const std::vector<float>& values);
+std::vector<float> host_read(DataPort& port, const TensorDesc& t);
 
 // Element [r, c]'s byte address (unsigned: no overflow for a validated
 // descriptor, see TensorTable::validate_tensor).

@@ -1,4 +1,4 @@
-#include "models/pe/tile_plan.h"
+#include "models/pe/scheduler/tile_plan.h"
 
 #include <algorithm>
 

@@ -1,0 +1,41 @@
+#include "models/pe/engines/engine_timing.h"
+
+#include <cstdio>
+#include <string>
+
+#include "models/pe/tensor_table.h"
+#include "models/util/checked.h"
+
+namespace kb {
+
+namespace {
+
+[[noreturn]] void too_many_cycles(const std::string& what) {
+  throw KernelError(what + ": the cycle count does not fit in 64 bits");
+}
+
+}  // namespace
+
+uint64_t cycles_add(uint64_t a, uint64_t b, const char* what) {
+  const std::optional<uint64_t> r = checked_add(a, b);
+  if (!r) too_many_cycles(what);
+  return *r;
+}
+
+uint64_t cycles_mul(uint64_t a, uint64_t b, const char* what) {
+  const std::optional<uint64_t> r = checked_mul(a, b);
+  if (!r) too_many_cycles(what);
+  return *r;
+}
+
+uint64_t ceil_div_real(uint64_t bytes, double per_cycle) {
+  const std::optional<uint64_t> c = ceil_to_u64(double(bytes) / per_cycle - 1e-9);
+  if (!c) {
+    char rate[32];
+    std::snprintf(rate, sizeof rate, "%.17g", per_cycle);
+    too_many_cycles(std::to_string(bytes) + " bytes at " + rate + " bytes per cycle");
+  }
+  return *c;
+}
+
+}  // namespace kb

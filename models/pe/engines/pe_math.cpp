@@ -1,0 +1,115 @@
+#include "models/pe/engines/pe_math.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "models/pe/engines/engine_timing.h"
+#include "models/util/overloaded.h"
+
+namespace kb {
+
+uint64_t math_cycles(const PeConfig& cfg, MathOp op, uint64_t elements, int64_t row_len) {
+  const uint64_t per_vector = math_op_is_transcendental(op) ? cfg.math.transcendental_cycles
+                                                            : cfg.math.elementwise_cycles;
+  const char* what = "MATH";
+  uint64_t c = cycles_add(cfg.math.pipeline_latency_cycles,
+                          cycles_mul(ceil_div(elements, cfg.math.lanes), per_vector, what), what);
+  if (math_op_is_reduction(op) && row_len > 1) {
+    // ceil(log2(n)) exactly, in integers: the bit width of n - 1.
+    c = cycles_add(c, uint64_t(64 - __builtin_clzll(uint64_t(row_len - 1))), what);
+  }
+  return c;
+}
+
+namespace {
+
+float apply(MathOp op, float a, float b, const MathAttrs& attrs) {
+  switch (op) {
+    case MathOp::kAdd:
+    case MathOp::kAddBcast: return a + b;
+    case MathOp::kSub:
+    case MathOp::kSubBcast: return a - b;
+    case MathOp::kMul:
+    case MathOp::kMulBcast: return a * b;
+    case MathOp::kDiv:
+    case MathOp::kDivBcast: return a / b;
+    case MathOp::kMax: return std::max(a, b);
+    case MathOp::kExp: return std::exp(a);
+    case MathOp::kScale: return a * float(attrs.factor);
+    case MathOp::kFill: return float(attrs.value);
+    default: return 0.0f;
+  }
+}
+
+bool is_bcast(MathOp op) {
+  return op == MathOp::kAddBcast || op == MathOp::kSubBcast || op == MathOp::kMulBcast ||
+         op == MathOp::kDivBcast;
+}
+
+// out[r, c] = op(operands) over rows [r0, r0+nr) x cols [c0, c0+nc) of out.
+// Every input element is read before the region is written, so in-place
+// ops (out aliasing an operand) see the old values.
+void math_region(DataContext& ctx, MathOp op, const Handle* in, size_t inputs, Handle out_h,
+                 const MathAttrs& attrs, int64_t r0, int64_t nr, int64_t c0, int64_t nc) {
+  const TensorDesc& out = ctx.table.at(out_h);
+  std::vector<const TensorDesc*> src;
+  for (size_t i = 0; i < inputs; ++i) src.push_back(&ctx.table.at(in[i]));
+  std::vector<float> result;
+  if (math_op_is_reduction(op)) {  // out [rows, 1] from src [rows, cols]
+    const TensorDesc& a = *src[0];
+    const std::vector<float> x = ctx.port.read_block(a, r0, nr, 0, a.cols);
+    for (int64_t r = 0; r < nr; ++r) {
+      float acc = op == MathOp::kRowMax ? -std::numeric_limits<float>::infinity() : 0.0f;
+      for (int64_t c = 0; c < a.cols; ++c) {
+        const float v = x[size_t(r * a.cols + c)];
+        acc = op == MathOp::kRowMax ? std::max(acc, v) : acc + v;
+      }
+      result.push_back(acc);
+    }
+    ctx.port.write_block(out, r0, nr, 0, 1, result);
+    return;
+  }
+  const bool bcast = is_bcast(op);
+  const std::vector<float> a = src.size() > 0 ? ctx.port.read_block(*src[0], r0, nr, c0, nc) : std::vector<float>();
+  const std::vector<float> b = src.size() > 1 ? ctx.port.read_block(*src[1], r0, nr, bcast ? 0 : c0, bcast ? 1 : nc)
+                                              : std::vector<float>();
+  result.reserve(size_t(nr * nc));
+  for (int64_t r = 0; r < nr; ++r) {
+    for (int64_t c = 0; c < nc; ++c) {
+      const float av = a.empty() ? 0.0f : a[size_t(r * nc + c)];
+      const float bv = b.empty() ? 0.0f : b[size_t(bcast ? r : r * nc + c)];
+      result.push_back(apply(op, av, bv, attrs));
+    }
+  }
+  ctx.port.write_block(out, r0, nr, c0, nc, result);
+}
+
+void math_full(DataContext& ctx, MathOp op, const Handle* in, size_t inputs, Handle out,
+               const MathAttrs& attrs) {
+  const TensorDesc& o = ctx.table.at(out);
+  math_region(ctx, op, in, inputs, out, attrs, 0, o.rows, 0, math_op_is_reduction(op) ? 1 : o.cols);
+}
+
+}  // namespace
+
+void PeMath::compute(const Stage& s, CommandData& d, DataContext& ctx) {
+  std::visit(
+      overloaded{
+          [&](const MathCmd& c) {
+            math_full(ctx, c.op, c.operands.data(), c.operands.size(), c.out, math_attrs(c.extra));
+          },
+          [&](const CompositeCmd& c) {
+            if (s.op_index < 0) return;
+            // Decoded at dispatch (check_command); the plan made this stage from it.
+            const TypedOp& op = c.typed.at(size_t(s.op_index));
+            if (s.tile < 0) math_full(ctx, op.math, op.in, size_t(op.inputs), op.out, op.attrs);
+            else math_region(ctx, op.math, op.in, size_t(op.inputs), op.out, op.attrs, s.m0, s.m, s.n0, s.n);
+          },
+          // No other command has a MATH stage.
+          [](const DmaReadCmd&) {}, [](const DmaWriteCmd&) {}, [](const CopyCmd&) {},
+          [](const GemmCmd&) {}, [](const CpuOverheadCmd&) {}},
+      d.cmd);
+}
+
+}  // namespace kb
