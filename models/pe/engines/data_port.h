@@ -1,6 +1,6 @@
 // Data mode: how an engine reads and writes values through its `data`
 // socket (PE_DMA's TCM side, PE_GEMM, PE_MATH, PE_TCM). The time of these
-// accesses is in the stage formulas (engine_timing.h), so they add none:
+// accesses is in the stage formulas (each engine's cycles_of), so they add none:
 // - TCM (the PE-local window) answers a BEGIN_REQ with TLM_COMPLETED and
 //   no delay; the bytes travel in the payload (nb_transport_fw, so methods
 //   may call it).

@@ -6,7 +6,7 @@
 // (next_burst(): a strided block is one burst with a byte-enable pattern
 // where it fits), all issued when the setup ends. The stage ends
 // when the last burst's response does: with the HBM to itself that is
-// dma_cycles() (engine_timing.h); sharing it costs what the HBM model says.
+// dma_cycles() (below); sharing it costs what the HBM model says.
 // A TCM -> TCM copy never leaves the PE and takes dma_cycles() too.
 //
 // Data mode: the bursts carry the bytes; the TCM side is read or written
