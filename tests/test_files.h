@@ -44,6 +44,14 @@ inline std::string read_file(const std::string& path) {
   return s.str();
 }
 
+// Line n (from 1) of a text file, as messages quote it.
+inline std::string line_of(const std::string& path, int n) {
+  std::ifstream in(path);
+  std::string line;
+  for (int i = 0; i < n; ++i) std::getline(in, line);
+  return line;
+}
+
 inline void write_file(const std::string& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;
 }

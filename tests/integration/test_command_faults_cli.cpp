@@ -20,15 +20,9 @@ using kb::test::TempDir;
 
 constexpr int kExitRunFailed = 1;
 const std::string kData = "tests/data/replay/";
+using kb::test::line_of;
 
 CliResult run_cli(const std::vector<std::string>& args) { return kb::test::run_program(KERNBENCH_BIN, args); }
-
-std::string line_of(const std::string& path, int n) {
-  std::ifstream in(path);
-  std::string line;
-  for (int i = 0; i < n; ++i) std::getline(in, line);
-  return line;
-}
 
 struct Case {
   const char* file;

@@ -127,13 +127,7 @@ TEST(TypedOpsData, MathAttributesFromIntOrFloatExtras) {
 // --- regression: gemm ops with another operand, or one twice (replay input)
 
 const std::string kData = "tests/data/replay/";
-
-std::string line_of(const std::string& path, int n) {
-  std::ifstream in(path);
-  std::string line;
-  for (int i = 0; i < n; ++i) std::getline(in, line);
-  return line;
-}
+using kb::test::line_of;
 
 struct Case {
   const char* file;
