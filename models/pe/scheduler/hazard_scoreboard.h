@@ -123,7 +123,8 @@ class HazardScoreboard {
   static bool bounds_meet(const ByteRange& a, const ByteRange& b) {
     return a.begin < b.end && b.begin < a.end;
   }
-  static bool any_overlap(const RangeList& a, const RangeList& b) {
+  // Inlined: accept() runs it for every pair of commands in flight.
+  [[gnu::always_inline]] static bool any_overlap(const RangeList& a, const RangeList& b) {
     if (!a.n || !b.n || !bounds_meet(a.box, b.box)) return false;
     if (a.plain && b.plain) {  // the common case: contiguous tensors
       for (size_t i = 0; i < a.n; ++i)
