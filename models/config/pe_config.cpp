@@ -120,7 +120,7 @@ const Entry kSchema[] = {
     {"pe.attrs.dma.setup_cycles", Kind::kUint, kCycles, KB_FIELD(dma.setup_cycles),
      "descriptor fetch + address generation, cycles"},
     {"pe.attrs.hbm.pseudo_channels", Kind::kUint, U(1, 1024),
-     KB_FIELD(hbm.pseudo_channels), "pseudo-channels in the PE's HBM share"},
+     KB_FIELD(hbm.pseudo_channels), "pseudo-channels of the HBM behind the PE (shared by the PEs of a top)"},
     {"pe.attrs.hbm.channel_gbps", Kind::kFloat, F(0.001, 1000000),
      KB_FIELD(hbm.channel_gbps), "peak bandwidth per pseudo-channel, GB/s"},
     {"pe.attrs.hbm.efficiency", Kind::kFloat, F(0.001, 1), KB_FIELD(hbm.efficiency),

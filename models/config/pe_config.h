@@ -21,7 +21,9 @@ struct CostModelConfig {
   uint64_t max_composite_logical_bytes = 1024;  // D7 cap
 };
 
-// The PE's share of HBM: pseudo_channels x channel_gbps x efficiency.
+// The HBM behind the PE's `mem` (models/mem/hbm.h): bandwidth
+// pseudo_channels x channel_gbps x efficiency, one pipe that every PE of
+// the top shares (models/top/pe_top.h), and a first-byte latency.
 struct HbmConfig {
   uint64_t pseudo_channels = 8;
   double channel_gbps = 32.0;
