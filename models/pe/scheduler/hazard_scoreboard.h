@@ -138,7 +138,7 @@ class HazardScoreboard {
     return false;
   }
   // RAW before WAW before WAR: the first hazard that orders the pair.
-  static Hazard classify(const Ranges& earlier, const Ranges& later) {
+  [[gnu::always_inline]] static Hazard classify(const Ranges& earlier, const Ranges& later) {
     if (!bounds_meet(earlier.box, later.box)) return Hazard::kNone;
     if (any_overlap(earlier.writes, later.reads)) return Hazard::kRaw;
     if (any_overlap(earlier.writes, later.writes)) return Hazard::kWaw;
