@@ -8,7 +8,7 @@
 #   scripts/ci_fuzz.sh [BUILD]        (default build-fuzz)
 #
 # KB_FUZZ_RUNS_<HARNESS> overrides a harness's execution count (CONFIG,
-# STREAM, REPLAY). The counts are sized for about a minute each on a shared
+# STREAM, REPLAY, DESCRIPTOR). The counts are sized for about a minute each on a shared
 # 2-core machine (config ~150, stream ~15,000, replay ~30 executions/s: each
 # replay input is simulated in a forked child); -max_total_time caps a run
 # at 150 s should the machine be slower. New inputs go to
@@ -19,10 +19,11 @@ build="${1:-$top/build-fuzz}"
 
 declare -A runs=([config]="${KB_FUZZ_RUNS_CONFIG:-20000}"
                  [stream]="${KB_FUZZ_RUNS_STREAM:-500000}"
-                 [replay]="${KB_FUZZ_RUNS_REPLAY:-2000}")
+                 [replay]="${KB_FUZZ_RUNS_REPLAY:-2000}"
+                 [descriptor]="${KB_FUZZ_RUNS_DESCRIPTOR:-500000}")
 declare -A dict=([config]=config [stream]=stream [replay]=stream)
 
-for h in config stream replay; do
+for h in config stream replay descriptor; do
   work="$build/fuzz-corpus-$h"
   mkdir -p "$work"
   t0=$(date +%s)
@@ -30,7 +31,7 @@ for h in config stream replay; do
   # -max_len bounds mutated inputs (larger seeds are cut to it here; the
   # Fuzz.corpus_* tests run them whole).
   "$build/fuzz_$h" -runs="${runs[$h]}" -max_total_time=150 -timeout=10 -rss_limit_mb=2048 \
-      -max_len=8192 -dict="$top/tests/fuzz/${dict[$h]}.dict" -print_final_stats=1 \
+      -max_len=8192 ${dict[$h]:+-dict="$top/tests/fuzz/${dict[$h]}.dict"} -print_final_stats=1 \
       -artifact_prefix="$build/fuzz-artifacts-$h-" "$work" "$top/tests/fuzz/corpus/$h"
   echo "fuzz: $h done in $(( $(date +%s) - t0 )) s" >&2
 done

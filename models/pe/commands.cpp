@@ -52,6 +52,7 @@ constexpr MathOpInfo kMathOps[] = {
     {MathOp::kRowMax, "rowmax", 1, true, false},
     {MathOp::kRowSum, "rowsum", 1, true, false},
 };
+static_assert(sizeof(kMathOps) / sizeof(kMathOps[0]) == kNumMathOps, "kNumMathOps: one row per MathOp");
 const MathOpInfo& info(MathOp op) { return kMathOps[static_cast<int>(op)]; }
 }  // namespace
 

@@ -61,6 +61,7 @@ enum class MathOp : uint8_t {
   kRowMax,  // [rows, cols] -> [rows, 1]
   kRowSum,
 };
+constexpr int kNumMathOps = int(MathOp::kRowSum) + 1;  // kRowSum stays last
 const char* to_string(MathOp op);
 bool math_op_from_string(const std::string& name, MathOp* op);
 int math_op_arity(MathOp op);           // operands read

@@ -1,0 +1,328 @@
+#include "models/pe/descriptor.h"
+
+#include <cstring>
+#include <string>
+
+#include "models/util/overloaded.h"
+
+namespace kb::desc {
+
+namespace {
+
+constexpr uint8_t kHasOut = 0x80;
+constexpr uint8_t kScopeMask = 0x03;
+const char* const kGemmSlots[] = {"a", "b"};
+const char* const kMathSlots[] = {"src_a", "src_b"};
+const char* const kGemmFlags[] = {"transpose_b", "accumulate"};
+
+class Writer {
+ public:
+  void u8(uint8_t v) { out.push_back(v); }
+  void u64(uint64_t v) {
+    for (int i = 0; i < 8; ++i) out.push_back(uint8_t(v >> (8 * i)));
+  }
+  void i32(int64_t v, const char* what) {
+    if (v < INT32_MIN || v > INT32_MAX) {
+      throw EncodeError(std::string(what) + " = " + std::to_string(v) + " does not fit a 4-byte scalar");
+    }
+    const uint32_t u = uint32_t(int32_t(v));
+    for (int i = 0; i < 4; ++i) out.push_back(uint8_t(u >> (8 * i)));
+  }
+  void f32(double v) {
+    const float f = float(v);
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    for (int i = 0; i < 4; ++i) out.push_back(uint8_t(u >> (8 * i)));
+  }
+  void count(size_t n, const char* what) {
+    if (n > 255) throw EncodeError(std::string(what) + ": " + std::to_string(n) + " do not fit a 1-byte count");
+    u8(uint8_t(n));
+  }
+  std::vector<uint8_t> out;
+};
+
+void framing(Writer& w, Type t, uint32_t id) {
+  w.u8(uint8_t(t));
+  for (int i = 0; i < 3; ++i) w.u8(uint8_t(id >> (8 * i)));
+}
+
+const Extra* find_extra(const Extras& extras, const char* name) {
+  for (const Extra& e : extras)
+    if (e.name == name) return &e;
+  return nullptr;
+}
+
+double number(const Extra& e, const char* op) {
+  if (const auto* d = std::get_if<double>(&e.value)) return *d;
+  if (const auto* i = std::get_if<int64_t>(&e.value)) return double(*i);
+  throw EncodeError(std::string(op) + ": extra '" + e.name + "' must be a number");
+}
+
+// The math extras: scale's factor or fill's value, nothing else.
+void math_extras(Writer& w, MathOp op, const Extras& extras) {
+  const char* field = op == MathOp::kScale ? "factor" : op == MathOp::kFill ? "value" : nullptr;
+  for (const Extra& e : extras) {
+    if (!field || e.name != field) {
+      throw EncodeError(std::string(to_string(op)) + ": extra '" + e.name + "' has no field in the descriptor");
+    }
+  }
+  if (extras.size() > 1) throw EncodeError(std::string(to_string(op)) + ": extra '" + field + "' given twice");
+  w.u8(uint8_t(extras.size()));
+  if (!extras.empty()) w.f32(number(extras[0], to_string(op)));
+}
+
+void gemm_extras(Writer& w, const Extras& extras) {
+  const char* const ints[] = {"m", "k", "n"};
+  size_t known = 0;
+  for (const Extra& e : extras) {
+    bool ok = false;
+    for (const char* n : ints) ok |= e.name == n && std::holds_alternative<int64_t>(e.value);
+    for (const char* n : kGemmFlags) ok |= e.name == n && std::holds_alternative<bool>(e.value);
+    if (!ok) throw EncodeError("gemm: extra '" + e.name + "' has no field in the descriptor");
+    ++known;
+  }
+  for (const char* n : ints) {
+    if (!find_extra(extras, n)) throw EncodeError(std::string("gemm: extra '") + n + "' is missing");
+  }
+  std::vector<uint8_t> flags;
+  for (uint8_t id = 0; id < 2; ++id) {
+    size_t seen = 0;
+    for (const Extra& e : extras) {
+      if (e.name != kGemmFlags[id]) continue;
+      if (++seen > 1) throw EncodeError(std::string("gemm: extra '") + kGemmFlags[id] + "' given twice");
+      flags.push_back(uint8_t(id << 1 | (std::get<bool>(e.value) ? 1 : 0)));
+    }
+  }
+  if (known != 3 + flags.size()) throw EncodeError("gemm: an extra among m, k, n given twice");
+  w.u8(uint8_t(known));
+  for (const char* n : ints) w.i32(std::get<int64_t>(find_extra(extras, n)->value), n);
+  for (uint8_t f : flags) w.u8(f);
+}
+
+void op_spec(Writer& w, const OpSpec& op) {
+  MathOp m{};
+  const bool gemm = op.kind == "gemm";
+  if (!gemm && !math_op_from_string(op.kind, &m)) throw EncodeError("unknown op kind '" + op.kind + "'");
+  w.u8(gemm ? 0 : uint8_t(1 + uint8_t(m)));
+  w.u8(uint8_t(uint8_t(op.scope) | (op.has_out ? kHasOut : 0)));
+  w.count(op.operands.size(), "operands");
+  if (gemm) {  // by role, a then b, whatever order the spec lists them in
+    if (op.operands.size() != 2) throw EncodeError("gemm: takes operands a and b");
+    for (const char* role : kGemmSlots) {
+      const NamedOperand* o = nullptr;
+      for (const NamedOperand& x : op.operands)
+        if (x.name == role) o = &x;
+      if (!o) throw EncodeError(std::string("gemm: operand '") + role + "' is missing");
+      w.u64(o->handle);
+    }
+  } else {
+    for (const NamedOperand& o : op.operands) w.u64(o.handle);  // by position
+  }
+  if (op.has_out) w.u64(op.out);
+  if (gemm) gemm_extras(w, op.extra);
+  else math_extras(w, m, op.extra);
+}
+
+class Reader {
+ public:
+  Reader(const uint8_t* d, size_t n) : d_(d), n_(n) {}
+  uint8_t u8(const char* what) {
+    need(1, what);
+    return d_[at_++];
+  }
+  uint64_t u64(const char* what) {
+    need(8, what);
+    uint64_t v = 0;
+    for (int i = 0; i < 8; ++i) v |= uint64_t(d_[at_ + size_t(i)]) << (8 * i);
+    at_ += 8;
+    return v;
+  }
+  int64_t i32(const char* what) {
+    need(4, what);
+    uint32_t u = 0;
+    for (int i = 0; i < 4; ++i) u |= uint32_t(d_[at_ + size_t(i)]) << (8 * i);
+    at_ += 4;
+    return int64_t(int32_t(u));
+  }
+  double f32(const char* what) {
+    need(4, what);
+    uint32_t u = 0;
+    for (int i = 0; i < 4; ++i) u |= uint32_t(d_[at_ + size_t(i)]) << (8 * i);
+    at_ += 4;
+    float f;
+    std::memcpy(&f, &u, 4);
+    return double(f);
+  }
+  [[noreturn]] void fail(const std::string& what) const {
+    throw DecodeError("descriptor byte " + std::to_string(at_) + ": " + what);
+  }
+  void end() const {
+    if (at_ != n_) {
+      throw DecodeError("descriptor of " + std::to_string(n_) + " bytes: its fields end at byte " +
+                        std::to_string(at_) + " (a descriptor is exactly its logical bytes)");
+    }
+  }
+  size_t at() const { return at_; }
+
+ private:
+  void need(size_t k, const char* what) const {
+    if (n_ - at_ < k) {
+      throw DecodeError("descriptor of " + std::to_string(n_) + " bytes ends inside " + what + " (byte " +
+                        std::to_string(at_) + ", " + std::to_string(k) + " bytes needed)");
+    }
+  }
+  const uint8_t* d_;
+  size_t n_;
+  size_t at_ = 0;
+};
+
+Extras read_math_extras(Reader& r, MathOp op) {
+  const uint8_t n = r.u8("the extras count");
+  const bool has_field = op == MathOp::kScale || op == MathOp::kFill;
+  if (n > (has_field ? 1 : 0)) {
+    r.fail(std::string(to_string(op)) + " has " + (has_field ? "at most 1 extra" : "no extras") + ", not " +
+           std::to_string(n));
+  }
+  Extras e;
+  if (n) e.push_back({op == MathOp::kScale ? "factor" : "value", r.f32("a math extra")});
+  return e;
+}
+
+Extras read_gemm_extras(Reader& r) {
+  const uint8_t n = r.u8("the extras count");
+  if (n < 3 || n > 5) r.fail("a gemm op has 3 to 5 extras (m, k, n and its flags), not " + std::to_string(n));
+  Extras e;
+  for (const char* name : {"m", "k", "n"}) e.push_back({name, r.i32(name)});
+  int last = -1;
+  for (uint8_t i = 3; i < n; ++i) {
+    const uint8_t f = r.u8("a gemm flag");
+    const int id = f >> 1;
+    if (id > 1 || id <= last) r.fail("gemm flag byte " + std::to_string(f) + ": expected transpose_b (0/1) then accumulate (2/3), each once");
+    last = id;
+    e.push_back({kGemmFlags[id], bool(f & 1)});
+  }
+  return e;
+}
+
+std::vector<NamedOperand> read_operands(Reader& r, bool gemm, MathOp m) {
+  const uint8_t n = r.u8("the operand count");
+  const size_t most = gemm ? 2 : size_t(math_op_arity(m));
+  if (n != most) {
+    r.fail(std::string(gemm ? "gemm" : to_string(m)) + " takes " + std::to_string(most) + " operands, not " +
+           std::to_string(n));
+  }
+  std::vector<NamedOperand> ops;
+  for (uint8_t i = 0; i < n; ++i) ops.push_back({gemm ? kGemmSlots[i] : kMathSlots[i], r.u64("an operand handle")});
+  return ops;
+}
+
+OpSpec read_op(Reader& r) {
+  OpSpec op;
+  const uint8_t code = r.u8("an op's opcode");
+  const bool gemm = code == 0;
+  MathOp m{};
+  if (!gemm) {
+    if (code - 1 >= kNumMathOps) r.fail("opcode " + std::to_string(code) + " is no op (0: gemm, 1-" + std::to_string(kNumMathOps) + ": math)");
+    m = MathOp(code - 1);
+  }
+  op.kind = gemm ? "gemm" : to_string(m);
+  const uint8_t scope = r.u8("an op's scope");
+  if ((scope & ~(kScopeMask | kHasOut)) || (scope & kScopeMask) > uint8_t(OpScope::kEpilogue)) {
+    r.fail("scope byte " + std::to_string(scope) + ": expected 0-2, plus 0x80 for an out handle");
+  }
+  op.scope = OpScope(scope & kScopeMask);
+  op.operands = read_operands(r, gemm, m);
+  op.has_out = scope & kHasOut;
+  if (op.has_out) op.out = r.u64("an op's out handle");
+  op.extra = gemm ? read_gemm_extras(r) : read_math_extras(r, m);
+  return op;
+}
+
+}  // namespace
+
+std::vector<uint8_t> encode(const Command& c, uint32_t completion_id) {
+  Writer w;
+  std::visit(overloaded{
+                 [&](const DmaReadCmd& d) { framing(w, Type::kDmaRead, completion_id), w.u64(d.dst), w.u64(d.src); },
+                 [&](const DmaWriteCmd& d) { framing(w, Type::kDmaWrite, completion_id), w.u64(d.dst), w.u64(d.src); },
+                 [&](const CopyCmd& d) { framing(w, Type::kCopy, completion_id), w.u64(d.dst), w.u64(d.src); },
+                 [&](const GemmCmd& g) {
+                   framing(w, Type::kGemm, completion_id);
+                   w.u64(g.a), w.u64(g.b), w.u64(g.out);
+                   w.i32(g.m, "m"), w.i32(g.n, "n"), w.i32(g.k, "k");
+                   w.u8(g.transpose_b), w.u8(g.accumulate);
+                 },
+                 [&](const MathCmd& m) {
+                   framing(w, Type::kMath, completion_id);
+                   w.u8(uint8_t(m.op));
+                   w.count(m.operands.size(), "operands");
+                   for (Handle h : m.operands) w.u64(h);
+                   w.u64(m.out);
+                   math_extras(w, m.op, m.extra);
+                 },
+                 [&](const CompositeCmd& c2) {
+                   framing(w, Type::kComposite, completion_id);
+                   w.count(c2.ops.size(), "ops");
+                   for (const OpSpec& op : c2.ops) op_spec(w, op);
+                   w.count(c2.rw_handles.size(), "rw_handles");
+                   for (Handle h : c2.rw_handles) w.u64(h);
+                 },
+                 [](const CpuOverheadCmd&) { throw EncodeError("tl.cycles(n) has no descriptor: it is never written"); }},
+             c);
+  if (w.out.size() != logical_bytes(c)) {  // the layout is D2's count, field for field
+    throw EncodeError("descriptor of " + std::to_string(w.out.size()) + " bytes for a command of " +
+                      std::to_string(logical_bytes(c)) + " logical bytes");
+  }
+  return std::move(w.out);
+}
+
+Decoded decode(const uint8_t* data, size_t size) {
+  Reader r(data, size);
+  Decoded d;
+  const uint8_t type = r.u8("the framing");
+  uint32_t id = 0;
+  for (int i = 0; i < 3; ++i) id |= uint32_t(r.u8("the framing")) << (8 * i);
+  d.completion_id = id;
+  switch (Type(type)) {
+    case Type::kDmaRead: d.cmd = DmaReadCmd{r.u64("dst"), r.u64("src")}; break;
+    case Type::kDmaWrite: d.cmd = DmaWriteCmd{r.u64("dst"), r.u64("src")}; break;
+    case Type::kCopy: d.cmd = CopyCmd{r.u64("dst"), r.u64("src")}; break;
+    case Type::kGemm: {
+      GemmCmd g;
+      g.a = r.u64("a"), g.b = r.u64("b"), g.out = r.u64("out");
+      g.m = r.i32("m"), g.n = r.i32("n"), g.k = r.i32("k");
+      const uint8_t t = r.u8("transpose_b"), a = r.u8("accumulate");
+      if (t > 1 || a > 1) r.fail("a gemm flag is 0 or 1");
+      g.transpose_b = t, g.accumulate = a;
+      d.cmd = g;
+      break;
+    }
+    case Type::kMath: {
+      MathCmd m;
+      const uint8_t code = r.u8("the opcode");
+      if (code >= kNumMathOps) r.fail("math opcode " + std::to_string(code) + " is no MathOp (0-" + std::to_string(kNumMathOps - 1) + ")");
+      m.op = MathOp(code);
+      for (const NamedOperand& o : read_operands(r, false, m.op)) m.operands.push_back(o.handle);
+      m.out = r.u64("out");
+      m.extra = read_math_extras(r, m.op);
+      d.cmd = std::move(m);
+      break;
+    }
+    case Type::kComposite: {
+      CompositeCmd c;
+      const uint8_t ops = r.u8("the op count");
+      for (uint8_t i = 0; i < ops; ++i) c.ops.push_back(read_op(r));
+      const uint8_t rw = r.u8("the rw-handle count");
+      for (uint8_t i = 0; i < rw; ++i) c.rw_handles.push_back(r.u64("an rw handle"));
+      d.cmd = std::move(c);
+      break;
+    }
+    default:
+      throw DecodeError("descriptor type " + std::to_string(type) +
+                        " is unknown (1 dma_read, 2 dma_write, 3 gemm, 4 math, 5 copy, 6 composite)");
+  }
+  r.end();
+  return d;
+}
+
+}  // namespace kb::desc

@@ -1,0 +1,66 @@
+// The binary descriptor of a command: the bytes a descriptor write carries
+// into PE_SCHEDULER's queue, exactly logical_bytes() long (ADR-0064 D2).
+// Plain C++ (commands.h only, no SystemC), so a VP's driver can include it.
+//
+// Little-endian throughout. Field sizes are D2's: framing 4, opcode 1,
+// enum 1, tensor handle 8 (the address of a tensor descriptor), scalar 4,
+// tuple length 1.
+//
+//   framing      type (1 byte, Type below) | completion id (3 bytes, the
+//                command id modulo 2^24)
+//   DmaRead, DmaWrite, Copy
+//                dst handle, src handle                              = 20
+//   Gemm         a, b, out handles; m, n, k (int32); transpose_b,
+//                accumulate (1 byte each: 0 or 1)                    = 42
+//   Math         opcode (MathOp); operand count, operand handles; out
+//                handle; extras                                      = 4 + 1 + (1 + 8n) + 8 + extras
+//   Composite    op count, ops; rw-handle count, rw handles          = 4 + (1 + ops) + (1 + 8r)
+//   op (OpSpec)  opcode (0: gemm, 1 + MathOp: math); scope (bits 0-1:
+//                prologue 0, tile 1, epilogue 2; bit 7: has an out
+//                handle); operand count, operand handles; out handle if
+//                bit 7; extras
+//   extras       count (1 byte), then the op's fields in a fixed order
+//                (D2 counts no names, so the order names them):
+//                gemm: m, k, n (int32), then one byte per flag set:
+//                  bit 0 its value, bits 1-7 which flag (0 transpose_b,
+//                  1 accumulate);
+//                scale: factor (float32); fill: value (float32);
+//                every other op: none.
+//
+// Operand names are slot positions (gemm: a, b; math: src_a, src_b), and a
+// composite's name is not part of the descriptor (D2 counts neither).
+// A command whose fields do not fit (a scalar past int32, more than 255
+// operands, an extra with no field) is refused with EncodeError; bytes
+// that are not a descriptor with DecodeError, which says what was expected
+// where. tl.cycles(n) (CpuOverheadCmd) is never written: it has no
+// descriptor.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <vector>
+
+#include "models/pe/commands.h"
+
+namespace kb::desc {
+
+enum class Type : uint8_t { kDmaRead = 1, kDmaWrite = 2, kGemm = 3, kMath = 4, kCopy = 5, kComposite = 6 };
+
+struct EncodeError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+struct DecodeError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// The descriptor's bytes: exactly logical_bytes(c).
+std::vector<uint8_t> encode(const Command& c, uint32_t completion_id);
+
+struct Decoded {
+  Command cmd;
+  uint32_t completion_id = 0;
+};
+Decoded decode(const uint8_t* data, size_t size);
+
+}  // namespace kb::desc

@@ -1,0 +1,217 @@
+// Binary descriptors (models/pe/descriptor.h): every command's encoding is
+// exactly its ADR-0064 D2 logical_bytes(), decoding gives the command back,
+// and bytes that are not a descriptor are refused with a message that says
+// where and what was expected.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <systemc>
+
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "models/pe/descriptor.h"
+#include "models/pe/tl.h"
+#include "models/top/pe_top.h"
+#include "tb/bench_registry.h"
+#include "tb/runner.h"
+
+namespace kb {
+namespace {
+
+std::vector<uint8_t> bytes_of(const Command& c, uint32_t id = 7) { return desc::encode(c, id); }
+
+// decode(encode(c)) re-encodes to the same bytes: the layout holds every field.
+void expect_round_trip(const Command& c) {
+  const std::vector<uint8_t> b = bytes_of(c, 0x123456);
+  EXPECT_EQ(b.size(), logical_bytes(c)) << command_type_name(c);
+  const desc::Decoded d = desc::decode(b.data(), b.size());
+  EXPECT_EQ(d.completion_id, 0x123456u);
+  EXPECT_EQ(d.cmd.index(), c.index());
+  EXPECT_EQ(bytes_of(d.cmd, 0x123456), b);
+}
+
+TEST(Descriptor, SingleOpCommandsAreTheirLogicalBytes) {
+  expect_round_trip(DmaReadCmd{1, uint64_t(1) << 40});
+  expect_round_trip(DmaWriteCmd{uint64_t(1) << 40, 2});
+  expect_round_trip(CopyCmd{3, 4});
+  GemmCmd g;
+  g.a = 1, g.b = 2, g.out = 3, g.m = 128, g.n = 64, g.k = 96, g.transpose_b = true;
+  expect_round_trip(g);
+  EXPECT_EQ(bytes_of(g).size(), 42u);  // D2: framing 4 + 3 handles + 3 scalars + 2 flags
+  MathCmd m;
+  m.op = MathOp::kScale, m.operands = {5}, m.out = 6, m.extra = {{"factor", 0.125}};
+  expect_round_trip(m);
+  MathCmd fill;
+  fill.op = MathOp::kFill, fill.out = 6, fill.extra = {{"value", int64_t(3)}};
+  expect_round_trip(fill);
+  MathCmd add;
+  add.op = MathOp::kAddBcast, add.operands = {5, 7}, add.out = 6;
+  expect_round_trip(add);
+}
+
+TEST(Descriptor, FieldsLandWhereTheLayoutSays) {
+  const std::vector<uint8_t> b = bytes_of(DmaReadCmd{0x0102030405060708, 0x1122334455667788}, 0xabcdef);
+  const std::vector<uint8_t> want = {1, 0xef, 0xcd, 0xab, 8, 7, 6, 5, 4, 3, 2, 1,
+                                     0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11};
+  EXPECT_EQ(b, want);
+}
+
+TEST(Descriptor, CompositeOpsByRoleAndSlot) {
+  Tensor a{1, 64, 32, Dtype::kBf16, MemSpace::kHbm}, b{2, 32, 48, Dtype::kBf16, MemSpace::kHbm};
+  Tensor o{3, 64, 48, Dtype::kFp32, MemSpace::kTcm};
+  CompositeCmd c;
+  c.name = "recipe";
+  c.ops.push_back(gemm_op(OpScope::kTile, o, a, b, DotOptions{false, true}));
+  c.ops.push_back(math_op(MathOp::kScale, OpScope::kTile, o, {o}, {{"factor", 0.5}}));
+  c.ops.push_back(math_op(MathOp::kRowMax, OpScope::kEpilogue, o, {o}));
+  c.rw_handles = {3};
+  expect_round_trip(c);
+  // Operands listed b first encode by role: the same bytes.
+  CompositeCmd swapped = c;
+  std::swap(swapped.ops[0].operands[0], swapped.ops[0].operands[1]);
+  EXPECT_EQ(bytes_of(swapped), bytes_of(c));
+  const desc::Decoded d = desc::decode(bytes_of(c).data(), bytes_of(c).size());
+  const auto& back = std::get<CompositeCmd>(d.cmd);
+  ASSERT_EQ(back.ops.size(), 3u);
+  EXPECT_EQ(back.ops[0].kind, "gemm");
+  EXPECT_EQ(back.ops[0].operands[0].name, "a");
+  EXPECT_EQ(back.ops[0].operands[1].handle, 2u);
+  EXPECT_EQ(back.ops[1].kind, "scale");
+  EXPECT_EQ(std::get<double>(back.ops[1].extra[0].value), 0.5);
+  EXPECT_EQ(back.ops[2].scope, OpScope::kEpilogue);
+  EXPECT_TRUE(back.ops[2].has_out);
+}
+
+TEST(Descriptor, FieldsThatDoNotFitAreRefusedAtEncode) {
+  GemmCmd g;
+  g.m = int64_t(1) << 31;
+  EXPECT_THROW(bytes_of(g), desc::EncodeError);
+  MathCmd m;
+  m.op = MathOp::kAdd, m.operands = {1, 2}, m.out = 3, m.extra = {{"factor", 1.0}};
+  try {
+    bytes_of(m);
+    FAIL() << "an extra with no field was encoded";
+  } catch (const desc::EncodeError& e) {
+    EXPECT_STREQ(e.what(), "add: extra 'factor' has no field in the descriptor");
+  }
+  EXPECT_THROW(bytes_of(CpuOverheadCmd{5}), desc::EncodeError);
+}
+
+struct Malformed {
+  std::vector<uint8_t> bytes;
+  const char* message;
+};
+
+TEST(Descriptor, MalformedBytesAreRefusedSayingWhereAndWhat) {
+  std::vector<uint8_t> read = bytes_of(DmaReadCmd{1, 2}, 0);
+  std::vector<uint8_t> longer = read;
+  longer.push_back(0);
+  std::vector<uint8_t> bad_type = read;
+  bad_type[0] = 9;
+  GemmCmd g;
+  g.m = g.n = g.k = 1;
+  std::vector<uint8_t> flag = bytes_of(g, 0);
+  flag[40] = 2;
+  MathCmd m;
+  m.op = MathOp::kExp, m.operands = {1}, m.out = 2;
+  std::vector<uint8_t> opcode = bytes_of(m, 0);
+  opcode[4] = 200;
+  std::vector<uint8_t> arity = bytes_of(m, 0);
+  arity[5] = 2;
+  const Malformed cases[] = {
+      {{}, "descriptor of 0 bytes ends inside the framing (byte 0, 1 bytes needed)"},
+      {std::vector<uint8_t>(read.begin(), read.end() - 1), "descriptor of 19 bytes ends inside src (byte 12, 8 bytes needed)"},
+      {longer, "descriptor of 21 bytes: its fields end at byte 20 (a descriptor is exactly its logical bytes)"},
+      {bad_type, "descriptor type 9 is unknown (1 dma_read, 2 dma_write, 3 gemm, 4 math, 5 copy, 6 composite)"},
+      {flag, "descriptor byte 42: a gemm flag is 0 or 1"},
+      {opcode, "descriptor byte 5: math opcode 200 is no MathOp (0-13)"},
+      {arity, "descriptor byte 6: exp takes 1 operands, not 2"},
+  };
+  for (const Malformed& c : cases) {
+    try {
+      desc::decode(c.bytes.data(), c.bytes.size());
+      ADD_FAILURE() << "decoded: " << c.message;
+    } catch (const desc::DecodeError& e) {
+      EXPECT_EQ(std::string(e.what()), c.message);
+    }
+  }
+}
+
+// The fuzz harness's seeds (tests/fuzz/corpus/descriptor) are descriptors
+// of the layout, but for the one cut short.
+TEST(Descriptor, SeedCorpusFollowsTheLayout) {
+  const std::string dir = "tests/fuzz/corpus/descriptor/";
+  for (const char* name : {"dma_read", "dma_write", "copy", "gemm", "math_scale", "math_add_bcast", "composite", "truncated"}) {
+    std::ifstream in(dir + name, std::ios::binary);
+    ASSERT_TRUE(in) << name;
+    const std::vector<uint8_t> b((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (std::string(name) == "truncated") {
+      EXPECT_THROW(desc::decode(b.data(), b.size()), desc::DecodeError);
+      continue;
+    }
+    const desc::Decoded d = desc::decode(b.data(), b.size());
+    EXPECT_EQ(desc::encode(d.cmd, d.completion_id), b) << name;
+    EXPECT_EQ(b.size(), logical_bytes(d.cmd)) << name;
+  }
+}
+
+// Every command the project's benches write (opt2, opt3, the GEMM
+// variants, softmax_merge): its descriptor is exactly its logical bytes and
+// decodes back to the same bytes.
+struct Capture : CpuObserver {
+  std::map<std::string, uint64_t> commands;
+  uint64_t failures = 0;
+  std::string first_failure;
+  void on_launch(const std::string&) override {}
+  void on_tensor(const TensorDesc&, const std::string&) override {}
+  void on_command(const Command& c) override {
+    if (std::holds_alternative<CpuOverheadCmd>(c)) return;
+    ++commands[command_type_name(c)];
+    try {
+      const std::vector<uint8_t> b = desc::encode(c, 1);
+      const desc::Decoded d = desc::decode(b.data(), b.size());
+      if (b.size() != logical_bytes(c) || desc::encode(d.cmd, 1) != b) throw std::runtime_error("mismatch");
+    } catch (const std::exception& e) {
+      if (!failures++) first_failure = std::string(command_type_name(c)) + ": " + e.what();
+    }
+  }
+};
+
+TEST(Descriptor, EveryCommandOfTheProjectsBenchesIsItsLogicalBytes) {
+  const nlohmann::json j = run_function_isolated([] {
+    register_builtin_benches();
+    const PeConfig cfg;
+    PeTop top(cfg);
+    Capture cap;
+    top.pe().pe_cpu.set_observer(&cap);
+    const std::vector<std::pair<std::string, std::vector<std::string>>> benches = {
+        {"gqa-decode", {"context=300", "q_heads=8", "kv_heads=2"}},
+        {"gemm-composite", {"m=256", "n=128", "k=192"}},
+        {"gemm-tiled-single-op", {"m=256", "n=128", "k=192"}},
+        {"gemm-async-vs-composite", {}},
+        {"softmax-merge", {}}};
+    for (const auto& [name, params] : benches) {
+      const Bench& b = BenchRegistry::instance().get(name);
+      for (auto& [launch, k] : b.launches(BenchRegistry::instance().params(b, params), cfg)) {
+        top.pe().pe_cpu.launch(name + "/" + launch, k);
+      }
+    }
+    sc_core::sc_start();
+    nlohmann::json r{{"failures", cap.failures}, {"first", cap.first_failure}, {"commands", cap.commands}};
+    for (const LaunchResult& l : top.pe().pe_cpu.results()) r["errors"].push_back(l.error);
+    return r;
+  });
+  ASSERT_FALSE(j.contains("error")) << j.dump();
+  for (const auto& e : j["errors"]) EXPECT_EQ(e.get<std::string>(), "");
+  EXPECT_EQ(j["failures"].get<uint64_t>(), 0u) << j["first"].get<std::string>();
+  for (const char* type : {"DmaReadCmd", "DmaWriteCmd", "GemmCmd", "MathCmd", "CompositeCmd"}) {
+    EXPECT_GT(j["commands"].value(type, uint64_t(0)), 0u) << type << " not exercised: " << j["commands"].dump();
+  }
+}
+
+}  // namespace
+}  // namespace kb
