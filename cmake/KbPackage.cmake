@@ -25,9 +25,15 @@ foreach(lib IN LISTS KB_INSTALLED_LIBS)
 endforeach()
 add_library(kernbench_sc::tb ALIAS kb_tb)
 
+# The namespaced form in a build tree too (add_subdirectory): <build>/include
+# holds a link kernbench -> the source tree.
+file(MAKE_DIRECTORY ${PROJECT_BINARY_DIR}/include)
+file(CREATE_LINK ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR}/include/kernbench SYMBOLIC)
+
 # Every installed library reaches these two through kb_util or kb_commands.
 foreach(lib kb_util kb_commands)
   target_include_directories(${lib} PUBLIC
+    $<BUILD_INTERFACE:${PROJECT_BINARY_DIR}/include>
     $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}/kernbench>
     $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
 endforeach()
