@@ -1,0 +1,62 @@
+# The installed package (issue 13 item 5) and the kernbench_sc:: names.
+#
+# `cmake --install` puts the libraries' headers under
+# <prefix>/include/kernbench/{models,kernels}/..., the static libraries under
+# <prefix>/lib, and the package under <prefix>/lib/cmake/kernbench_sc. The
+# installed targets add <prefix>/include/kernbench to the include path, so a
+# consumer writes #include <models/top/pe_top.h> and the headers' own
+# "models/..." includes resolve; the documented form is the namespaced one,
+# #include <kernbench/models/top/pe_top.h>, which <prefix>/include (also on
+# the path) resolves.
+#
+# The same kernbench_sc::<name> targets exist in a build tree (ALIAS), so a
+# project that uses add_subdirectory links the same names.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+# Installed: the hardware, the tl interface and the kernels, with every
+# library below them. Not kb_tb (testbenches) or the CLI.
+set(KB_INSTALLED_LIBS kb_util kb_clock kb_config kb_commands kb_trace kb_tl kb_mem kb_models
+    kb_kernels)
+foreach(lib IN LISTS KB_INSTALLED_LIBS)
+  string(REGEX REPLACE "^kb_" "" short ${lib})
+  set_target_properties(${lib} PROPERTIES EXPORT_NAME ${short})
+  add_library(kernbench_sc::${short} ALIAS ${lib})
+endforeach()
+add_library(kernbench_sc::tb ALIAS kb_tb)
+
+# The namespaced form in a build tree too (add_subdirectory): <build>/include
+# holds a link kernbench -> the source tree.
+file(MAKE_DIRECTORY ${PROJECT_BINARY_DIR}/include)
+file(CREATE_LINK ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR}/include/kernbench SYMBOLIC)
+
+# Every installed library reaches these two through kb_util or kb_commands.
+foreach(lib kb_util kb_commands)
+  target_include_directories(${lib} PUBLIC
+    $<BUILD_INTERFACE:${PROJECT_BINARY_DIR}/include>
+    $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}/kernbench>
+    $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+endforeach()
+
+install(TARGETS ${KB_INSTALLED_LIBS} EXPORT kernbench_scTargets
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+# Headers of the installed libraries only (models/, kernels/), paths kept.
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/models ${PROJECT_SOURCE_DIR}/kernels
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/kernbench
+  FILES_MATCHING PATTERN "*.h")
+
+set(KB_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/kernbench_sc)
+install(EXPORT kernbench_scTargets NAMESPACE kernbench_sc:: DESTINATION ${KB_CMAKE_DIR})
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/kernbench_scConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/kernbench_scConfig.cmake INSTALL_DESTINATION ${KB_CMAKE_DIR})
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/kernbench_scConfigVersion.cmake
+  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/kernbench_scConfig.cmake
+  ${PROJECT_BINARY_DIR}/kernbench_scConfigVersion.cmake DESTINATION ${KB_CMAKE_DIR})
+
+# A sanitized build's libraries need the sanitizer run-time at link: whoever
+# links them (the package test's consumer too) gets the flags with them.
+if(KB_SANITIZE OR KB_FUZZ)
+  target_link_options(kb_util INTERFACE ${KB_SANITIZER_FLAGS})
+endif()

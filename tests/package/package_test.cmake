@@ -1,0 +1,20 @@
+# Package.install_and_consume (issue 13 item 5): install this build into a
+# temporary prefix, configure and build tests/package/consumer against it
+# with find_package, run it (tests/package/run_package_test.cmake).
+set(KB_PACKAGE_LAUNCHER "")
+if(CMAKE_CXX_COMPILER_LAUNCHER)
+  set(KB_PACKAGE_LAUNCHER ${CMAKE_CXX_COMPILER_LAUNCHER})
+endif()
+add_test(NAME Package.install_and_consume
+  COMMAND ${CMAKE_COMMAND}
+          -DBUILD_DIR=${CMAKE_CURRENT_BINARY_DIR}
+          -DCONSUMER_SRC=${CMAKE_CURRENT_SOURCE_DIR}/tests/package/consumer
+          -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/package-test
+          -DCXX=${CMAKE_CXX_COMPILER}
+          -DLAUNCHER=${KB_PACKAGE_LAUNCHER}
+          -DCONFIG=$<CONFIG>
+          -P ${CMAKE_CURRENT_SOURCE_DIR}/tests/package/run_package_test.cmake)
+# The libraries must be built before they are installed: the suite's build
+# builds them (every test links kb_tb). The consumer's build is ~1 compile.
+set_tests_properties(Package.install_and_consume PROPERTIES TIMEOUT 180
+  PASS_REGULAR_EXPRESSION "spin latency_ps=1500000 commands=0\ngemm latency_ps=[1-9][0-9]* commands=[1-9]")
