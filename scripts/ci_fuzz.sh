@@ -13,6 +13,9 @@
 # replay input is simulated in a forked child); -max_total_time caps a run
 # at 150 s should the machine be slower. New inputs go to
 # BUILD/fuzz-corpus-<harness>, never into the committed corpus.
+# The mutations follow KB_FUZZ_SEED (default 1), so a run is reproducible:
+# the same tree explores the same inputs, in CI as here. KB_FUZZ_SEED=0
+# draws a new seed (libFuzzer's time-based one) to explore further.
 set -euo pipefail
 top="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${1:-$top/build-fuzz}"
@@ -30,7 +33,7 @@ for h in config stream replay descriptor; do
   echo "fuzz: $h, ${runs[$h]} executions" >&2
   # -max_len bounds mutated inputs (larger seeds are cut to it here; the
   # Fuzz.corpus_* tests run them whole).
-  "$build/fuzz_$h" -runs="${runs[$h]}" -max_total_time=150 -timeout=10 -rss_limit_mb=2048 \
+  "$build/fuzz_$h" -seed="${KB_FUZZ_SEED:-1}" -runs="${runs[$h]}" -max_total_time=150 -timeout=10 -rss_limit_mb=2048 \
       -max_len=8192 ${dict[$h]:+-dict="$top/tests/fuzz/${dict[$h]}.dict"} -print_final_stats=1 \
       -artifact_prefix="$build/fuzz-artifacts-$h-" "$work" "$top/tests/fuzz/corpus/$h"
   echo "fuzz: $h done in $(( $(date +%s) - t0 )) s" >&2
