@@ -504,3 +504,26 @@ INSTANTIATE_TEST_SUITE_P(BothModes, BadInput, ::testing::Bool(),
 
 }  // namespace
 }  // namespace kb
+
+namespace kb {
+namespace {
+
+// Data mode moves a host access's every element in zero simulated time, so
+// it is bounded (PeCpu::kMaxHostElements): a fill of a 2^40-element tensor
+// fails the launch at once instead of running for hours.
+TEST(DataModeHostAccess, AFillPastTheBoundFailsTheLaunchBeforeWriting) {
+  RunSpec spec;
+  spec.config.data_mode = true;
+  spec.launches = {{"huge", [](Tl& tl) {
+                      const Tensor x = tl.hbm("x", int64_t(1) << 20, int64_t(1) << 20, Dtype::kBf16);
+                      tl.host_random(x, 1);
+                    }}};
+  const RunResult r = run_isolated(spec);
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.error, "kernel 'huge': host fill of 'x' [1048576, 1048576] bf16 hbm: 1099511627776 elements, more than "
+                     "data mode's 67108864 per host access");
+  EXPECT_EQ(r.data_bytes, 0u);  // nothing was written
+}
+
+}  // namespace
+}  // namespace kb

@@ -66,9 +66,18 @@ Handle PeCpu::declare_at(const std::string& name, MemSpace space, int64_t rows, 
   return h;
 }
 
+void PeCpu::check_host_access(const TensorDesc& t, const char* what) const {
+  if (cfg_.data_mode && t.elements() > kMaxHostElements) {
+    throw KernelError(std::string("host ") + what + " of '" + table_.name_of(t) + "' " + t.shape_string() + ": " +
+                      std::to_string(t.elements()) + " elements, more than data mode's " +
+                      std::to_string(kMaxHostElements) + " per host access");
+  }
+}
+
 void PeCpu::host_fill_random(Handle h, uint64_t seed, double lo, double hi) {
   drain();
   const TensorDesc& t = table_.at(h);
+  check_host_access(t, "fill");
   if (observer_) observer_->on_host_fill(h, seed, lo, hi);
   if (cfg_.data_mode) kb::host_fill_random(host_, t, seed, lo, hi);
   init_.mark(t);
@@ -90,6 +99,7 @@ std::vector<float> PeCpu::host_read(Handle h) {
   if (!init_.initialised(t)) {
     throw KernelError("host read of uninitialised '" + table_.name_of(t) + "' " + t.shape_string());
   }
+  check_host_access(t, "read");
   return kb::host_read(host_, t);
 }
 

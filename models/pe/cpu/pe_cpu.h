@@ -141,6 +141,10 @@ class PeCpu : public sc_core::sc_module, public TlTarget {
   // on `data` (TCM inside the PE, HBM through `mem`). Initialising works in
   // both modes (it marks the tensor as holding values; data mode also
   // writes them); reading needs data mode.
+  // Data mode moves every element in zero simulated time, so a host access
+  // is bounded: at most kMaxHostElements (2^26: 256 MiB of fp32) elements,
+  // else a KernelError before anything is written or read.
+  static constexpr uint64_t kMaxHostElements = uint64_t(1) << 26;
   void host_fill_random(Handle h, uint64_t seed, double lo, double hi) override;
   void host_write(Handle h, const std::vector<float>& values) override;
   std::vector<float> host_read(Handle h) override;
@@ -155,6 +159,7 @@ class PeCpu : public sc_core::sc_module, public TlTarget {
  private:
   void run();
   void finish_launch();
+  void check_host_access(const TensorDesc& t, const char* what) const;
   void fail_launch(const std::string& error);
   void fault_item(uint64_t id, uint64_t ticket, const Command& c, const std::string& what);
   void raise(const CommandFault& f);
