@@ -137,18 +137,9 @@ class Reader {
     at_ += 8;
     return v;
   }
-  int64_t i32(const char* what) {
-    need(4, what);
-    uint32_t u = 0;
-    for (int i = 0; i < 4; ++i) u |= uint32_t(d_[at_ + size_t(i)]) << (8 * i);
-    at_ += 4;
-    return int64_t(int32_t(u));
-  }
+  int64_t i32(const char* what) { return int64_t(int32_t(u32(what))); }
   double f32(const char* what) {
-    need(4, what);
-    uint32_t u = 0;
-    for (int i = 0; i < 4; ++i) u |= uint32_t(d_[at_ + size_t(i)]) << (8 * i);
-    at_ += 4;
+    const uint32_t u = u32(what);
     float f;
     std::memcpy(&f, &u, 4);
     return double(f);
@@ -165,6 +156,13 @@ class Reader {
   size_t at() const { return at_; }
 
  private:
+  uint32_t u32(const char* what) {
+    need(4, what);
+    uint32_t u = 0;
+    for (int i = 0; i < 4; ++i) u |= uint32_t(d_[at_ + size_t(i)]) << (8 * i);
+    at_ += 4;
+    return u;
+  }
   void need(size_t k, const char* what) const {
     if (n_ - at_ < k) {
       throw DecodeError("descriptor of " + std::to_string(n_) + " bytes ends inside " + what + " (byte " +

@@ -34,7 +34,6 @@ PeCpu::PeCpu(sc_core::sc_module_name name, const PeConfig& cfg, TensorTable& tab
   safe_cycles_ = clock_.cycle_at(safe_start_ps_);
   ext_ = new CommandExtension;
   payload_.set_extension(ext_);  // owned by the payload
-  payload_.set_mm(&keep_);
 }
 
 void PeCpu::launch(const std::string& name, Kernel kernel) {

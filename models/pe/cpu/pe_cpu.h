@@ -63,6 +63,7 @@
 #include "models/pe/tl_target.h"
 #include "models/trace/launch_result.h"
 #include "models/trace/op_log.h"
+#include "models/util/module_payload.h"
 
 namespace kb {
 
@@ -210,13 +211,9 @@ class PeCpu : public sc_core::sc_module, public TlTarget {
   CpuState state_ = CpuState::kIdle;
   sc_core::sc_event changed_;
   bool signals_ = false;
-  // The descriptor payload is PE_CPU's own, reused for every write; the
-  // base protocol wants nb_transport payloads to have a memory manager:
-  // this one lets acquire()/release() count and frees nothing.
-  struct KeepPayload : tlm::tlm_mm_interface {
-    void free(tlm::tlm_generic_payload*) override {}
-  } keep_;
-  tlm::tlm_generic_payload payload_;
+  // The descriptor payload is PE_CPU's own, reused for every write, with
+  // the memory manager the base protocol wants for nb_transport.
+  ModulePayload payload_;
   CommandExtension* ext_ = nullptr;   // payload_'s, owned by it
   std::vector<unsigned char> descriptor_;
   // Commands checked and costed by the kernel thread, not yet written (a

@@ -59,7 +59,7 @@ std::optional<sc_core::sc_time> PeDma::execute(const Stage& s, CommandData* d) {
     }
     return t;
   }
-  begin_transfer(s, d);
+  begin_transfer(s);
   if (!send_bursts()) {
     late_ = true;
     return std::nullopt;  // resume() goes on when the memory answers
@@ -68,8 +68,7 @@ std::optional<sc_core::sc_time> PeDma::execute(const Stage& s, CommandData* d) {
   return from_ps(end_ps_ - start_ps_);
 }
 
-void PeDma::begin_transfer(const Stage& s, CommandData* d) {
-  (void)d;
+void PeDma::begin_transfer(const Stage& s) {
   side_[0] = s.src;
   side_[1] = s.dst;
   for (int i = 0; i < 2; ++i) hbm_side_[i] = side_[i].runs > 0 && !in_tcm(side_[i]);
@@ -179,22 +178,18 @@ bool PeDma::send_bursts() {
     sc_core::sc_time delay = from_ps(issue > now ? issue - now : 0);
     tlm::tlm_phase phase = tlm::BEGIN_REQ;
     burst_.acquire();
-    request_open_ = true;
     const tlm::tlm_sync_enum r = mem->nb_transport_fw(burst_, phase, delay);
     if (r == tlm::TLM_COMPLETED) {
-      request_open_ = false;
       burst_done(delay);
       continue;
     }
     if (r == tlm::TLM_UPDATED && phase == tlm::BEGIN_RESP) {  // answered at once, in phases
-      request_open_ = false;
       tlm::tlm_phase end = tlm::END_RESP;
       sc_core::sc_time zero = sc_core::SC_ZERO_TIME;
       mem->nb_transport_fw(burst_, end, zero);
       burst_done(delay);
       continue;
     }
-    if (r == tlm::TLM_UPDATED && phase == tlm::END_REQ) request_open_ = false;
     return false;  // the response comes on the backward path
   }
   return true;
@@ -226,14 +221,12 @@ tlm::tlm_sync_enum PeDma::nb_transport_bw(tlm::tlm_generic_payload& p, tlm::tlm_
     return tlm::TLM_COMPLETED;
   }
   if (phase == tlm::END_REQ) {
-    request_open_ = false;
     return tlm::TLM_ACCEPTED;
   }
   if (phase != tlm::BEGIN_RESP) {
     SC_REPORT_ERROR(name(), "nb_transport_bw: unexpected phase");
     return tlm::TLM_COMPLETED;
   }
-  request_open_ = false;
   // Go on where the response lands, from a method of this module (not
   // inside the target's call).
   resume_.notify(delay);

@@ -59,7 +59,7 @@ class PeDma : public StageEngine {
   };
   bool next_burst();    // fills burst_ from cursor_; false when none is left
   bool in_tcm(const BytePattern& p) const;
-  void begin_transfer(const Stage& s, CommandData* d);
+  void begin_transfer(const Stage& s);
   void end_transfer();  // data mode: the TCM or staging side
   // Sends bursts until one does not complete at once; true when all did.
   bool send_bursts();
@@ -75,7 +75,6 @@ class PeDma : public StageEngine {
   bool hbm_side_[2] = {};
   Cursor cursor_;
   ModulePayload burst_;  // one burst at a time in flight
-  bool request_open_ = false;  // the burst's request phase has not ended
   std::vector<uint8_t> buffer_;  // data mode: the transfer's bytes, packed
   std::vector<uint8_t> span_;    // a masked burst's span (timing mode: any burst's)
   std::vector<uint8_t> enables_;  // the byte-enable pattern, one pitch long
