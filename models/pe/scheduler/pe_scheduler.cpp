@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include <sysc/kernel/sc_dynamic_processes.h>  // sc_spawn (the simple sockets brought it)
+
 #include "models/util/clock.h"
 #include "models/trace/stats.h"
 #include "models/util/asan_stack.h"
@@ -69,7 +71,7 @@ const CommandExtension* PeScheduler::descriptor_write(tlm::tlm_generic_payload& 
   return ext;
 }
 
-void PeScheduler::b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) {
+void PeScheduler::b_transport(int /*from*/, tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) {
   if (delay != sc_core::SC_ZERO_TIME) {
     sc_core::wait(delay);
     delay = sc_core::SC_ZERO_TIME;
@@ -98,7 +100,7 @@ void PeScheduler::b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_tim
   payload.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 
-tlm::tlm_sync_enum PeScheduler::nb_transport_fw(tlm::tlm_generic_payload& payload,
+tlm::tlm_sync_enum PeScheduler::nb_transport_fw(int from, tlm::tlm_generic_payload& payload,
                                                 tlm::tlm_phase& phase, sc_core::sc_time& delay) {
   // Descriptor writes only, at the caller's time: a queue slot is state at
   // this instant, so a write cannot be accepted ahead of time.
@@ -111,6 +113,7 @@ tlm::tlm_sync_enum PeScheduler::nb_transport_fw(tlm::tlm_generic_payload& payloa
   if (!ext) return tlm::TLM_COMPLETED;
   if (inflight_.size() >= cfg_.scheduler.queue_depth) {
     pending_write_ = &payload;  // accepted by accept_pending() when a slot frees
+    pending_from_ = from;
     payload.acquire();          // held until then (base protocol memory management)
     return tlm::TLM_ACCEPTED;
   }
@@ -139,7 +142,7 @@ void PeScheduler::accept_pending() {
   payload.set_response_status(tlm::TLM_OK_RESPONSE);
   tlm::tlm_phase phase = tlm::BEGIN_RESP;  // implies END_REQ (base protocol)
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-  in->nb_transport_bw(payload, phase, delay);
+  in[pending_from_]->nb_transport_bw(payload, phase, delay);
   payload.release();
 }
 

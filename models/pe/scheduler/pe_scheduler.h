@@ -34,10 +34,11 @@
 #include <systemc>
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
-#include <tlm_utils/simple_target_socket.h>
+#include <tlm_utils/multi_passthrough_target_socket.h>
 
 #include "models/config/pe_config.h"
 #include "models/pe/commands.h"
+#include "models/pe/register_map.h"
 #include "models/pe/engines/command_data.h"
 #include "models/pe/scheduler/hazard_scoreboard.h"
 #include "models/pe/scheduler/stage.h"
@@ -76,7 +77,9 @@ struct StageWord {
 
 class PeScheduler : public sc_core::sc_module {
  public:
-  tlm_utils::simple_target_socket<PeScheduler> in;  // from PE_CPU
+  // From PE_CPU's `cmd` and PE_REGS's queue window (issue 13): any number of
+  // initiators write descriptors into the one queue.
+  tlm_utils::multi_passthrough_target_socket<PeScheduler> in;
   // One socket per engine, named by its port in the engine table
   // (models/trace/component_table.h): engine[Engine::kDma] is "dma".
   sc_core::sc_vector<tlm_utils::simple_initiator_socket<PeScheduler>> engine;
@@ -92,7 +95,17 @@ class PeScheduler : public sc_core::sc_module {
       std::function<void(uint64_t cmd_id, const char* cmd_type, const std::string& what)>;
   void on_fault(FaultHandler h) { on_fault_ = std::move(h); }
 
+  // A descriptor write that does not decode or check (issue 13 item 2):
+  // its error code, its completion id (0 when not known) and the message.
+  // The write gets an error response; PE_REGS shows the error.
+  using DescriptorErrorHandler =
+      std::function<void(regs::ErrorCode code, uint32_t completion_id, const std::string& what)>;
+  void on_descriptor_error(DescriptorErrorHandler h) { on_descriptor_error_ = std::move(h); }
+
   size_t occupancy() const { return inflight_.size(); }
+  uint64_t completed() const { return completed_; }  // descriptors completed since time 0
+  // Notified (delta) whenever the queue becomes empty after a completion.
+  const sc_core::sc_event& drained_event() const { return drained_; }
   void enable_signals(bool on) { signals_ = on; }
   // Observers for traces, written by one method from the state below.
   sc_core::sc_signal<uint32_t> occupancy_signal;
@@ -117,8 +130,8 @@ class PeScheduler : public sc_core::sc_module {
     }
   };
 
-  void b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
-  tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload& payload, tlm::tlm_phase& phase,
+  void b_transport(int from, tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
+  tlm::tlm_sync_enum nb_transport_fw(int from, tlm::tlm_generic_payload& payload, tlm::tlm_phase& phase,
                                      sc_core::sc_time& delay);
   const CommandExtension* descriptor_write(tlm::tlm_generic_payload& payload);
   void accept_pending();  // SC_METHOD on accept_event_
@@ -150,7 +163,7 @@ class PeScheduler : public sc_core::sc_module {
   std::vector<std::unique_ptr<InFlight>> pool_;
   std::vector<InFlight*> spare_;
   int blocked_writers_ = 0;
-  uint64_t completed_ = 0;  // descriptors completed (the completion register)  // b_transport descriptor writes waiting for a slot
+  uint64_t completed_ = 0;  // descriptors completed (the completion register)
   std::vector<ByteRange> read_ranges_, write_ranges_;  // scratch of accept()
   HandleAccess access_;                                 // scratch of accept()
   std::priority_queue<Ready, std::vector<Ready>, std::greater<Ready>> ready_[kNumEngines];
@@ -167,6 +180,7 @@ class PeScheduler : public sc_core::sc_module {
   sc_core::sc_event done_event_[kNumEngines];
   // A descriptor write that found the queue full (nb_transport_fw form).
   tlm::tlm_generic_payload* pending_write_ = nullptr;
+  int pending_from_ = 0;  // the `in` socket it came through
   sc_core::sc_event accept_event_;
   sc_core::sc_event slot_freed_;
   sc_core::sc_event drained_;
@@ -174,6 +188,7 @@ class PeScheduler : public sc_core::sc_module {
   bool busy_[kNumEngines] = {};
   bool signals_ = false;
   FaultHandler on_fault_;
+  DescriptorErrorHandler on_descriptor_error_;
   bool faulted_ = false;  // stopped by a fault (the launch failed)
   void signal_change() {
     if (signals_) changed_.notify();
