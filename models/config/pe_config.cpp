@@ -108,6 +108,8 @@ const Entry kSchema[] = {
     {"pe.attrs.pe_cost_model.max_composite_logical_bytes", Kind::kUint, U(1, 4294967295u),
      KB_FIELD(cost_model.max_composite_logical_bytes),
      "cap on one CompositeCmd's logical bytes, bytes (ADR-0064 D7)"},
+    {"pe.attrs.cpu.descriptor_extension", Kind::kBool, {}, KB_FIELD(cpu.descriptor_extension),
+     "PE_CPU attaches the decoded command to each descriptor write (a fast path; the bytes are written either way)"},
     {"pe.attrs.scheduler.queue_depth", Kind::kUint, U(1, 4096),
      KB_FIELD(scheduler.queue_depth),
      "accepted-but-incomplete descriptors, entries"},

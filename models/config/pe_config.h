@@ -66,6 +66,13 @@ struct TileConfig {
   uint64_t k = 64;
 };
 
+// PE_CPU's descriptor writes (issue 13 item 2): the payload always holds
+// the descriptor's bytes; the extension carrying the decoded command is a
+// fast path PE_SCHEDULER may take instead of decoding them.
+struct CpuConfig {
+  bool descriptor_extension = true;
+};
+
 struct SchedulerConfig {
   uint64_t queue_depth = 8;  // accepted-but-incomplete descriptors
 };
@@ -77,6 +84,7 @@ struct PeConfig {
   // way; timing mode allocates nothing per tensor element.
   bool data_mode = false;
   CostModelConfig cost_model;
+  CpuConfig cpu;
   SchedulerConfig scheduler;
   TileConfig tile;
   DmaConfig dma;

@@ -17,6 +17,7 @@ const char* const kGemmFlags[] = {"transpose_b", "accumulate"};
 
 class Writer {
  public:
+  explicit Writer(std::vector<uint8_t>& o) : out(o) { out.clear(); }
   void u8(uint8_t v) { out.push_back(v); }
   void u64(uint64_t v) {
     for (int i = 0; i < 8; ++i) out.push_back(uint8_t(v >> (8 * i)));
@@ -38,7 +39,7 @@ class Writer {
     if (n > 255) throw EncodeError(std::string(what) + ": " + std::to_string(n) + " do not fit a 1-byte count");
     u8(uint8_t(n));
   }
-  std::vector<uint8_t> out;
+  std::vector<uint8_t>& out;
 };
 
 void framing(Writer& w, Type t, uint32_t id) {
@@ -150,7 +151,8 @@ class Reader {
   void end() const {
     if (at_ != n_) {
       throw DecodeError("descriptor of " + std::to_string(n_) + " bytes: its fields end at byte " +
-                        std::to_string(at_) + " (a descriptor is exactly its logical bytes)");
+                            std::to_string(at_) + " (a descriptor is exactly its logical bytes)",
+                        regs::ErrorCode::kBadLength);
     }
   }
   size_t at() const { return at_; }
@@ -166,7 +168,8 @@ class Reader {
   void need(size_t k, const char* what) const {
     if (n_ - at_ < k) {
       throw DecodeError("descriptor of " + std::to_string(n_) + " bytes ends inside " + what + " (byte " +
-                        std::to_string(at_) + ", " + std::to_string(k) + " bytes needed)");
+                            std::to_string(at_) + ", " + std::to_string(k) + " bytes needed)",
+                        regs::ErrorCode::kBadLength);
     }
   }
   const uint8_t* d_;
@@ -239,7 +242,13 @@ OpSpec read_op(Reader& r) {
 }  // namespace
 
 std::vector<uint8_t> encode(const Command& c, uint32_t completion_id) {
-  Writer w;
+  std::vector<uint8_t> out;
+  encode_into(c, completion_id, out);
+  return out;
+}
+
+void encode_into(const Command& c, uint32_t completion_id, std::vector<uint8_t>& out) {
+  Writer w(out);
   std::visit(overloaded{
                  [&](const DmaReadCmd& d) { framing(w, Type::kDmaRead, completion_id), w.u64(d.dst), w.u64(d.src); },
                  [&](const DmaWriteCmd& d) { framing(w, Type::kDmaWrite, completion_id), w.u64(d.dst), w.u64(d.src); },
@@ -271,13 +280,17 @@ std::vector<uint8_t> encode(const Command& c, uint32_t completion_id) {
     throw EncodeError("descriptor of " + std::to_string(w.out.size()) + " bytes for a command of " +
                       std::to_string(logical_bytes(c)) + " logical bytes");
   }
-  return std::move(w.out);
 }
 
 Decoded decode(const uint8_t* data, size_t size) {
   Reader r(data, size);
   Decoded d;
   const uint8_t type = r.u8("the framing");
+  if (type < uint8_t(Type::kDmaRead) || type > uint8_t(Type::kComposite)) {
+    throw DecodeError("descriptor type " + std::to_string(type) +
+                          " is unknown (1 dma_read, 2 dma_write, 3 gemm, 4 math, 5 copy, 6 composite)",
+                      regs::ErrorCode::kUnknownType);
+  }
   uint32_t id = 0;
   for (int i = 0; i < 3; ++i) id |= uint32_t(r.u8("the framing")) << (8 * i);
   d.completion_id = id;
@@ -315,11 +328,80 @@ Decoded decode(const uint8_t* data, size_t size) {
       d.cmd = std::move(c);
       break;
     }
-    default:
-      throw DecodeError("descriptor type " + std::to_string(type) +
-                        " is unknown (1 dma_read, 2 dma_write, 3 gemm, 4 math, 5 copy, 6 composite)");
+    default: break;  // checked above
   }
   r.end();
+  return d;
+}
+
+namespace {
+constexpr size_t kNameOffset = 48;
+constexpr size_t kNameBytes = regs::kTensorDescBytes - kNameOffset;
+
+void put(uint8_t* p, uint64_t v) {
+  for (int i = 0; i < 8; ++i) p[i] = uint8_t(v >> (8 * i));
+}
+uint64_t get(const uint8_t* p) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v |= uint64_t(p[i]) << (8 * i);
+  return v;
+}
+bool printable(uint8_t c) { return c >= 0x20 && c < 0x7f; }
+}  // namespace
+
+std::array<uint8_t, regs::kTensorDescBytes> encode_tensor(const TensorDesc& d, const std::string& name) {
+  if (name.size() > kNameBytes) {
+    throw EncodeError("tensor name '" + name + "' is longer than the descriptor's " + std::to_string(kNameBytes) +
+                      " bytes");
+  }
+  for (char c : name) {
+    if (!printable(uint8_t(c))) throw EncodeError("tensor name '" + name + "' is not printable ASCII");
+  }
+  std::array<uint8_t, regs::kTensorDescBytes> b{};
+  b[0] = uint8_t(d.space);
+  b[1] = uint8_t(d.dtype);
+  put(&b[8], d.address);
+  put(&b[16], uint64_t(d.rows));
+  put(&b[24], uint64_t(d.cols));
+  put(&b[32], uint64_t(d.row_stride));
+  put(&b[40], 1);  // column stride: elements of a row are contiguous
+  std::memcpy(&b[kNameOffset], name.data(), name.size());
+  return b;
+}
+
+TensorDesc decode_tensor(const uint8_t* data, size_t size) {
+  const auto fail = [](size_t at, const std::string& what) {
+    throw DecodeError("tensor descriptor byte " + std::to_string(at) + ": " + what, regs::ErrorCode::kBadTensor);
+  };
+  if (size != regs::kTensorDescBytes) {
+    throw DecodeError("tensor descriptor of " + std::to_string(size) + " bytes (exactly " +
+                          std::to_string(regs::kTensorDescBytes) + ")",
+                      regs::ErrorCode::kBadTensor);
+  }
+  TensorDesc d;
+  if (data[0] > uint8_t(MemSpace::kTcm)) fail(0, "memory space " + std::to_string(data[0]) + " (0 hbm, 1 tcm)");
+  if (data[1] > uint8_t(Dtype::kInt8)) {
+    fail(1, "dtype " + std::to_string(data[1]) + " (0 fp32, 1 bf16, 2 fp16, 3 int8)");
+  }
+  for (size_t i = 2; i < 8; ++i) {
+    if (data[i]) fail(i, "reserved, must be 0, not " + std::to_string(data[i]));
+  }
+  d.space = MemSpace(data[0]);
+  d.dtype = Dtype(data[1]);
+  d.address = get(data + 8);
+  d.rows = int64_t(get(data + 16));
+  d.cols = int64_t(get(data + 24));
+  d.row_stride = int64_t(get(data + 32));
+  const int64_t col_stride = int64_t(get(data + 40));
+  if (col_stride != 1) fail(40, "column stride " + std::to_string(col_stride) + " (must be 1: rows are contiguous)");
+  size_t len = 0;
+  while (len < kNameBytes && data[kNameOffset + len]) ++len;
+  for (size_t i = 0; i < kNameBytes; ++i) {
+    const uint8_t c = data[kNameOffset + i];
+    if (i < len && !printable(c)) fail(kNameOffset + i, "name byte " + std::to_string(c) + " is not printable ASCII");
+    if (i >= len && c) fail(kNameOffset + i, "name padding must be NUL, not " + std::to_string(c));
+  }
+  d.name.assign(reinterpret_cast<const char*>(data + kNameOffset), len);
   return d;
 }
 

@@ -32,16 +32,38 @@
 // A command whose fields do not fit (a scalar past int32, more than 255
 // operands, an extra with no field) is refused with EncodeError; bytes
 // that are not a descriptor with DecodeError, which says what was expected
-// where. tl.cycles(n) (CpuOverheadCmd) is never written: it has no
-// descriptor.
+// where (DecodeError::code classifies it as a regs::ErrorCode).
+// tl.cycles(n) (CpuOverheadCmd) is never written: it has no descriptor.
+//
+// Tensor descriptor (issue 13 item 1): the kTensorDescBytes (64) bytes of
+// one entry of the tensor table (register_map.h), little-endian:
+//
+//   offset  size  field
+//   0       1     memory space (MemSpace: 0 HBM, 1 TCM)
+//   1       1     dtype (Dtype: 0 fp32, 1 bf16, 2 fp16, 3 int8)
+//   2       6     reserved, 0
+//   8       8     byte address of element [0, 0] (u64)
+//   16      8     rows (i64)
+//   24      8     cols (i64)
+//   32      8     row stride, elements (i64)
+//   40      8     column stride, elements (i64): 1
+//   48      16    name, ASCII, NUL-padded (for messages; may be empty)
+//
+// decode_tensor checks the layout only (known enums, reserved bytes 0,
+// column stride 1, printable name); TensorTable::install then validates the
+// tensor itself (shape, alignment, span inside its memory space).
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "models/pe/commands.h"
+#include "models/pe/register_map.h"
+#include "models/pe/tensor_table.h"
 
 namespace kb::desc {
 
@@ -50,17 +72,35 @@ enum class Type : uint8_t { kDmaRead = 1, kDmaWrite = 2, kGemm = 3, kMath = 4, k
 struct EncodeError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+// `code`: kUnknownType (the type byte), kBadLength (the bytes end inside a
+// field or after the last one), kMalformed (a field's value), kBadTensor
+// (decode_tensor).
 struct DecodeError : std::runtime_error {
-  using std::runtime_error::runtime_error;
+  explicit DecodeError(const std::string& what, regs::ErrorCode c = regs::ErrorCode::kMalformed)
+      : std::runtime_error(what), code(c) {}
+  regs::ErrorCode code;
 };
+
+constexpr uint32_t kCompletionIdMask = 0xFFFFFF;  // 24 bits of framing
 
 // The descriptor's bytes: exactly logical_bytes(c).
 std::vector<uint8_t> encode(const Command& c, uint32_t completion_id);
+// The same into `out` (cleared first): a reused buffer keeps its capacity,
+// so a warm writer allocates nothing per command.
+void encode_into(const Command& c, uint32_t completion_id, std::vector<uint8_t>& out);
 
 struct Decoded {
   Command cmd;
   uint32_t completion_id = 0;
 };
 Decoded decode(const uint8_t* data, size_t size);
+
+// A tensor descriptor's bytes (layout above). `d.handle` is not encoded:
+// the handle is where the entry lives. EncodeError for a name longer than
+// 16 bytes or not printable ASCII.
+std::array<uint8_t, regs::kTensorDescBytes> encode_tensor(const TensorDesc& d, const std::string& name);
+// Fills space, dtype, address, rows, cols, row_stride and name (handle 0).
+// DecodeError (code kBadTensor) names the field and what was expected.
+TensorDesc decode_tensor(const uint8_t* data, size_t size);
 
 }  // namespace kb::desc

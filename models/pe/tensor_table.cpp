@@ -61,7 +61,7 @@ std::string TensorDesc::shape_string() const {
 }
 
 Handle TensorTable::add(TensorDesc d) {
-  d.handle = descs_.size() + 1;  // 0 is never a valid handle
+  d.handle = kDeclaredHandleBit | (descs_.size() + 1);  // 0 is never a valid handle
   descs_.push_back(std::move(d));
   return descs_.back().handle;
 }
@@ -187,13 +187,37 @@ std::string TensorTable::name_of(const TensorDesc& d) const {
          "," + std::to_string(d.col0) + ":" + std::to_string(d.col0 + d.cols) + "]";
 }
 
+void TensorTable::install(Handle h, TensorDesc d) {
+  if (!is_table_handle(h)) {
+    throw KernelError("handle " + hex(h) + " is no entry of the tensor table: [" + hex(regs::kTensorTable) + ", " +
+                      hex(regs::kTensorTableEnd) + "), a multiple of " + std::to_string(regs::kTensorDescBytes) +
+                      " bytes from its start");
+  }
+  validate_tensor(d);
+  d.handle = h;
+  d.base = 0, d.row0 = 0, d.col0 = 0;
+  installed_[(h - regs::kTensorTable) / regs::kTensorDescBytes] = std::move(d);
+}
+
 std::string TensorTable::why_unknown(Handle h) const {
   if ((h & kViewHandleBit) && (h & ~kViewHandleBit) < next_view_) {
     return "view handle " + std::to_string(h & ~kViewHandleBit) + " is stale: " +
            std::to_string(kViewCapacity) +
            " newer views have reused its slot (make views when you use them)";
   }
-  return "unknown tensor handle " + std::to_string(h);
+  if (is_table_handle(h)) {
+    return "tensor table entry " + std::to_string((h - regs::kTensorTable) / regs::kTensorDescBytes) + " (handle " +
+           hex(h) + ") is empty: no tensor descriptor was written there";
+  }
+  if (h >= regs::kTensorTable && h < regs::kTensorTableEnd) {
+    return "handle " + hex(h) + " is not at the start of a tensor table entry (a multiple of " +
+           std::to_string(regs::kTensorDescBytes) + " bytes from " + hex(regs::kTensorTable) + ")";
+  }
+  if ((h & kDeclaredHandleBit) && !(h & kViewHandleBit)) {
+    return "unknown declared tensor handle " + std::to_string(h & ~kDeclaredHandleBit);
+  }
+  return "handle " + hex(h) + " is outside the tensor table [" + hex(regs::kTensorTable) + ", " +
+         hex(regs::kTensorTableEnd) + ") and names no declared tensor or view";
 }
 
 

@@ -12,6 +12,7 @@
 
 #include "models/mem/address_map.h"
 #include "models/pe/commands.h"
+#include "models/pe/register_map.h"
 
 namespace kb {
 
@@ -71,6 +72,18 @@ struct TensorDesc {
 constexpr Handle kViewHandleBit = Handle(1) << 62;
 constexpr uint64_t kViewCapacity = 1 << 16;
 
+// The handle scheme (issue 13 item 1). A handle is one of:
+// - a table handle, written by a VP's driver: the offset of an entry of the
+//   tensor table, regs::kTensorTable + kTensorDescBytes x i (register_map.h);
+// - a declared handle (tl.declare, replay): kDeclaredHandleBit | n, n = 1, 2, ...;
+// - a view handle: kViewHandleBit | sequence number.
+// The tag bits keep the kinds disjoint: no declared or view handle falls in
+// the table window [kTensorTable, kTensorTableEnd), whatever their count.
+constexpr Handle kDeclaredHandleBit = Handle(1) << 61;
+inline bool is_table_handle(Handle h) {
+  return h >= regs::kTensorTable && h < regs::kTensorTableEnd && (h - regs::kTensorTable) % regs::kTensorDescBytes == 0;
+}
+
 // HBM and TCM are disjoint ranges of one address map (models/mem/address_map.h).
 
 class TensorTable {
@@ -104,13 +117,24 @@ class TensorTable {
   Handle view(Handle base, int64_t row0, int64_t nrows, int64_t col0,
               int64_t ncols, const std::string& name = "");
 
-  // Null if unknown. Inline: every dispatch check calls it.
+  // The driver's part of the table (issue 13 item 1): puts `d` in the entry
+  // of table handle `h` (is_table_handle), replacing what was there. `d` is
+  // validated first (validate_tensor); KernelError for a bad handle or
+  // tensor, and the entry is left as it was.
+  void install(Handle h, TensorDesc d);
+
+  // Null if unknown (a table entry never installed, a handle of no kind).
+  // Inline: every dispatch check calls it.
   const TensorDesc* find(Handle h) const {
     if (h & kViewHandleBit) {
       const uint64_t seq = h & ~kViewHandleBit;
       if (seq < next_view_ && next_view_ - seq <= kViewCapacity) return &views_[seq % kViewCapacity];
-    } else if (h >= 1 && h <= descs_.size()) {
-      return &descs_[h - 1];
+    } else if (h & kDeclaredHandleBit) {
+      const uint64_t n = h & ~kDeclaredHandleBit;
+      if (n >= 1 && n <= descs_.size()) return &descs_[n - 1];
+    } else if (is_table_handle(h)) {
+      const TensorDesc& d = installed_[(h - regs::kTensorTable) / regs::kTensorDescBytes];
+      if (d.handle != 0) return &d;
     }
     return nullptr;
   }
@@ -135,7 +159,9 @@ class TensorTable {
   uint64_t tcm_size_;
   uint64_t tcm_next_ = kTcmBase;
   uint64_t hbm_next_;
-  std::vector<TensorDesc> descs_;  // declared: handle h is descs_[h - 1]
+  std::vector<TensorDesc> descs_;  // declared: handle kDeclaredHandleBit | n is descs_[n - 1]
+  // The tensor table's entries; handle 0 marks an empty one.
+  std::vector<TensorDesc> installed_ = std::vector<TensorDesc>(regs::kTensorTableEntries);
   std::vector<TensorDesc> views_;  // view seq s is views_[s % kViewCapacity]
   uint64_t next_view_ = 0;
 };

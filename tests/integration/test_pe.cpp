@@ -8,6 +8,7 @@
 #include <limits>
 #include <gmock/gmock.h>
 
+#include "models/pe/descriptor.h"
 #include "models/pe/engines/engine_timing.h"
 #include "models/pe/engines/pe_dma.h"
 #include "models/pe/engines/pe_gemm.h"
@@ -513,9 +514,14 @@ struct BlockingWriter : sc_core::sc_module {
     tlm::tlm_generic_payload p;
     auto* ext = new CommandExtension;  // owned by the payload
     p.set_extension(ext);
+    std::vector<uint8_t> bytes;
     for (int i = 0; i < writes; ++i) {
       ext->cmd = &load;
       ext->id = uint64_t(i + 1);
+      bytes = desc::encode(load, uint32_t(i + 1));  // the payload carries the descriptor
+      p.set_data_ptr(bytes.data());
+      p.set_data_length(unsigned(bytes.size()));
+      p.set_streaming_width(unsigned(bytes.size()));
       p.set_command(tlm::TLM_WRITE_COMMAND);
       p.set_address(kQueueAddress);
       p.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);

@@ -2,6 +2,7 @@
 // the tile plan and data mode by role and typed attribute; a gemm op with
 // an operand other than a and b (or one twice) is refused at dispatch, in
 // timing and data mode, with exit status 1 and no output under its name.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -15,6 +16,8 @@
 
 namespace kb {
 namespace {
+
+using ::testing::HasSubstr;
 
 namespace fs = std::filesystem;
 
@@ -93,7 +96,8 @@ TEST(TypedOpsData, GemmOperandsByRoleNotPosition) {
 }
 
 // scale's factor and fill's value: an int extra counts as its value, as a
-// float does; the first number of that name wins.
+// float does. (More than one extra of that name has no binary descriptor:
+// a kernel error at dispatch, TypedOpsData.DuplicateFactorHasNoDescriptor.)
 TEST(TypedOpsData, MathAttributesFromIntOrFloatExtras) {
   const RunResult r = test::run_kernel(
       [](Tl& tl) {
@@ -102,8 +106,7 @@ TEST(TypedOpsData, MathAttributesFromIntOrFloatExtras) {
         const Tensor f = tl.tcm("f", 8, 16, Dtype::kFp32);
         test::init(tl, {x});
         tl.composite("scale", {math_op(MathOp::kScale, OpScope::kPrologue, y, {x}, {{"factor", int64_t(3)}}),
-                               math_op(MathOp::kScale, OpScope::kPrologue, z, {x},
-                                       {{"factor", std::string("no")}, {"factor", -0.25}, {"factor", 9.0}}),
+                               math_op(MathOp::kScale, OpScope::kPrologue, z, {x}, {{"factor", -0.25}}),
                                math_op(MathOp::kFill, OpScope::kEpilogue, f, {}, {{"value", int64_t(-7)}})},
                      {y, z, f});
         tl.wait();
@@ -122,6 +125,21 @@ TEST(TypedOpsData, MathAttributesFromIntOrFloatExtras) {
   EXPECT_EQ(metric(r, "y"), 0.0);
   EXPECT_EQ(metric(r, "z"), 0.0);
   EXPECT_EQ(metric(r, "f"), 0.0);
+}
+
+TEST(TypedOpsData, DuplicateFactorHasNoDescriptor) {
+  RunSpec spec;
+  spec.config = data_config();
+  spec.launches = {{"dup", [](Tl& tl) {
+        const Tensor x = tl.tcm("x", 8, 16, Dtype::kFp32), z = tl.tcm("z", 8, 16, Dtype::kFp32);
+        test::init(tl, {x});
+        tl.composite("scale", {math_op(MathOp::kScale, OpScope::kPrologue, z, {x},
+                                       {{"factor", -0.25}, {"factor", 9.0}})},
+                     {z});
+      }}};
+  const RunResult r = run_isolated(spec);
+  ASSERT_FALSE(r.ok);
+  EXPECT_THAT(r.error, HasSubstr("no binary descriptor: scale: extra 'factor' given twice"));
 }
 
 // --- regression: gemm ops with another operand, or one twice (replay input)

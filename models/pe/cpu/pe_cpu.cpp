@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "models/pe/cpu/command_check.h"
+#include "models/pe/descriptor.h"
 #include "models/pe/scheduler/pe_scheduler.h"
 #include "models/pe/tl.h"
 #include "models/trace/stats.h"
@@ -32,8 +33,10 @@ PeCpu::PeCpu(sc_core::sc_module_name name, const PeConfig& cfg, TensorTable& tab
   cmd.register_nb_transport_bw(this, &PeCpu::nb_transport_bw);
   safe_start_ps_ = clock_.max_ps() / 4;
   safe_cycles_ = clock_.cycle_at(safe_start_ps_);
-  ext_ = new CommandExtension;
-  payload_.set_extension(ext_);  // owned by the payload
+  if (cfg.cpu.descriptor_extension) {
+    ext_ = new CommandExtension;
+    payload_.set_extension(ext_);  // owned by the payload
+  }
 }
 
 void PeCpu::launch(const std::string& name, Kernel kernel) {
@@ -207,6 +210,11 @@ void PeCpu::dispatch(Command&& c) {
   try {
     check_command(c, table_);
     if (cfg_.data_mode) check_data_dtypes(c, table_);
+    try {  // before check_initialised, which marks what the command writes
+      desc::encode_into(c, uint32_t(id & desc::kCompletionIdMask), encoded_);  // issue 13 item 2
+    } catch (const desc::EncodeError& e) {
+      throw KernelError(std::string(command_type_name(c)) + ": no binary descriptor: " + e.what());
+    }
     check_initialised(c, table_, init_);
   } catch (const KernelError& e) {
     throw KernelError("kernel '" + res.kernel + "', command #" + std::to_string(id) + " " +
@@ -234,6 +242,7 @@ void PeCpu::enqueue(Command&& c, uint64_t id, uint64_t ticket, const DispatchCos
   q.id = id;
   q.ticket = ticket;
   q.cost = cost;
+  if (id != 0) q.bytes.swap(encoded_);  // dispatch() encoded it
   ++queued_;
   if (!pipeline_busy_) start_next();
 }
@@ -292,14 +301,15 @@ void PeCpu::write_head() {
   written_ps_ = now_ps();
   // The descriptor write; the scheduler holds it while the queue is full.
   set_state(CpuState::kStalled);
-  ext_->cmd = &q.cmd;
-  ext_->id = q.id;
-  descriptor_.assign(q.cost.logical_bytes, 0);  // the descriptor's logical size
+  if (ext_) {
+    ext_->cmd = &q.cmd;
+    ext_->id = q.id;
+  }
   payload_.set_command(tlm::TLM_WRITE_COMMAND);
   payload_.set_address(kQueueAddress);
-  payload_.set_data_ptr(descriptor_.data());
-  payload_.set_data_length(unsigned(descriptor_.size()));
-  payload_.set_streaming_width(unsigned(descriptor_.size()));
+  payload_.set_data_ptr(q.bytes.data());  // logical_bytes long (desc::encode_into)
+  payload_.set_data_length(unsigned(q.bytes.size()));
+  payload_.set_streaming_width(unsigned(q.bytes.size()));
   payload_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
   tlm::tlm_phase phase = tlm::BEGIN_REQ;
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
@@ -323,7 +333,7 @@ void PeCpu::accepted() {
   Queued& q = ahead_[head_];
   if (q.id != 0) {
     payload_.release();
-    ext_->cmd = nullptr;
+    if (ext_) ext_->cmd = nullptr;
     if (payload_.is_response_error()) {
       SC_REPORT_ERROR(name(), ("descriptor write failed: " + payload_.get_response_string()).c_str());
     }

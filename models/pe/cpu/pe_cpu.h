@@ -3,7 +3,11 @@
 //
 // For every command it spends dispatch_cycles(cmd) = FIXED(type) +
 // logical_bytes x R (ADR-0064 D1/D8; state: dispatching), then writes the
-// descriptor with a TLM WRITE whose extension carries the command. The write
+// descriptor with a TLM WRITE: its data is the binary descriptor
+// (models/pe/descriptor.h, encoded at dispatch; a command that cannot be
+// encoded is a kernel error there), and unless pe.attrs.cpu.
+// descriptor_extension is false a CommandExtension carries the command, a
+// fast path PE_SCHEDULER may take (issue 13 item 2). The write
 // waits while the queue is full (state: stalled). tl.cycles(n) spends exactly
 // n cycles and writes nothing (D5). A kernel ends when the scheduler has
 // drained; its latency runs from its start to its last completion.
@@ -214,15 +218,18 @@ class PeCpu : public sc_core::sc_module, public TlTarget {
   // The descriptor payload is PE_CPU's own, reused for every write, with
   // the memory manager the base protocol wants for nb_transport.
   ModulePayload payload_;
-  CommandExtension* ext_ = nullptr;   // payload_'s, owned by it
-  std::vector<unsigned char> descriptor_;
+  CommandExtension* ext_ = nullptr;   // payload_'s, owned by it; null without the extension
+  // dispatch() encodes here; enqueue() swaps it with the slot's buffer, so
+  // warm buffers keep their capacity (no allocation per command).
+  std::vector<uint8_t> encoded_;
   // Commands checked and costed by the kernel thread, not yet written (a
-  // ring; commands are moved in, so it holds no heap memory of its own).
+  // ring; commands are moved in, descriptors swapped in).
   struct Queued {
     Command cmd;
     uint64_t id = 0;  // 0: tl.cycles(n), nothing to write
     uint64_t ticket = 0;
     DispatchCost cost;
+    std::vector<uint8_t> bytes;  // the descriptor (id != 0)
   };
   static constexpr size_t kRunAhead = 64;
   std::vector<Queued> ahead_{kRunAhead};

@@ -4,6 +4,9 @@
 
 #include <sysc/kernel/sc_dynamic_processes.h>  // sc_spawn (the simple sockets brought it)
 
+#include "models/pe/cpu/command_check.h"
+#include "models/pe/cpu/cost_model.h"
+#include "models/pe/descriptor.h"
 #include "models/util/clock.h"
 #include "models/trace/stats.h"
 #include "models/util/asan_stack.h"
@@ -58,17 +61,136 @@ PeScheduler::PeScheduler(sc_core::sc_module_name name, const PeConfig& cfg,
   }
 }
 
-const CommandExtension* PeScheduler::descriptor_write(tlm::tlm_generic_payload& payload) {
-  const CommandExtension* ext = payload.get_extension<CommandExtension>();
+namespace {
+// desc::Type is the Command alternative's position + 1 (descriptor.h).
+static_assert(std::is_same_v<std::variant_alternative_t<size_t(desc::Type::kDmaRead) - 1, Command>, DmaReadCmd>);
+static_assert(std::is_same_v<std::variant_alternative_t<size_t(desc::Type::kDmaWrite) - 1, Command>, DmaWriteCmd>);
+static_assert(std::is_same_v<std::variant_alternative_t<size_t(desc::Type::kGemm) - 1, Command>, GemmCmd>);
+static_assert(std::is_same_v<std::variant_alternative_t<size_t(desc::Type::kMath) - 1, Command>, MathCmd>);
+static_assert(std::is_same_v<std::variant_alternative_t<size_t(desc::Type::kCopy) - 1, Command>, CopyCmd>);
+static_assert(std::is_same_v<std::variant_alternative_t<size_t(desc::Type::kComposite) - 1, Command>, CompositeCmd>);
+
+std::string descriptor_name(uint32_t completion_id, const Command& c) {
+  return "descriptor #" + std::to_string(completion_id) + " (" + command_type_name(c) + ")";
+}
+}  // namespace
+
+bool PeScheduler::descriptor_error(tlm::tlm_generic_payload& payload, regs::ErrorCode code,
+                                   uint32_t completion_id, const std::string& what,
+                                   tlm::tlm_response_status status) {
+  payload.set_response_status(status);
+  const std::string msg = std::string(name()) + ": " + regs::to_string(code) + ": " + what;
+  if (on_descriptor_error_) on_descriptor_error_(code, completion_id, msg);
+  // SC_THROW (SystemC's default for errors) throws this report back here:
+  // the write is refused, the simulation goes on (issue 13 item 2).
+  try {
+    SC_REPORT_ERROR(kDescriptorErrorType, msg.c_str());
+  } catch (const sc_core::sc_report& r) {
+    if (std::strcmp(r.get_msg_type(), kDescriptorErrorType) != 0) throw;
+  }
+  return false;
+}
+
+bool PeScheduler::descriptor_write(tlm::tlm_generic_payload& payload, Incoming& w) {
   if (payload.get_address() != kQueueAddress) {
     payload.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
-    return nullptr;
+    return false;
   }
-  if (!payload.is_write() || !ext || !ext->cmd) {
+  if (!payload.is_write()) {
     payload.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);
-    return nullptr;
+    return false;
   }
-  return ext;
+  try {
+    return take_descriptor(payload, w);
+  } catch (const std::exception& e) {  // a check this path did not foresee: refused all the same
+    asan_forget_unwound_frames();       // models/util/asan_stack.h
+    return descriptor_error(payload, regs::ErrorCode::kMalformed, 0, e.what());
+  }
+}
+
+bool PeScheduler::take_descriptor(tlm::tlm_generic_payload& payload, Incoming& w) {
+  using regs::ErrorCode;
+  const unsigned len = payload.get_data_length();
+  const unsigned char* data = payload.get_data_ptr();
+  if (payload.get_byte_enable_ptr()) {
+    return descriptor_error(payload, ErrorCode::kMalformed, 0, "a descriptor write has no byte enables",
+                            tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE);
+  }
+  if (payload.get_streaming_width() != len) {
+    return descriptor_error(payload, ErrorCode::kMalformed, 0,
+                            "streaming width " + std::to_string(payload.get_streaming_width()) +
+                                " of a descriptor write of " + std::to_string(len) + " bytes (must equal it)",
+                            tlm::TLM_BURST_ERROR_RESPONSE);
+  }
+  if (!data) return descriptor_error(payload, ErrorCode::kMalformed, 0, "a descriptor write with no data pointer");
+  const CommandExtension* ext = payload.get_extension<CommandExtension>();
+  if (ext && ext->cmd) {
+    // Fast path: the decoded command, once the bytes are its descriptor's
+    // size and framing (STYLE.md 6: the payload carries the bytes).
+    const Command& c = *ext->cmd;
+    const uint32_t cid = uint32_t(ext->id & desc::kCompletionIdMask);
+    if (len != logical_bytes(c)) {
+      return descriptor_error(payload, ErrorCode::kBadLength, cid,
+                              descriptor_name(cid, c) + ": " + std::to_string(len) + " bytes, its logical bytes are " +
+                                  std::to_string(logical_bytes(c)));
+    }
+    const uint32_t framed = len >= 4 ? uint32_t(data[1]) | uint32_t(data[2]) << 8 | uint32_t(data[3]) << 16 : 0;
+    if (len < 4 || data[0] != uint8_t(c.index() + 1) || framed != cid) {
+      return descriptor_error(payload, ErrorCode::kMalformed, cid,
+                              descriptor_name(cid, c) + ": the bytes' framing does not name the extension's command");
+    }
+    w.ext_cmd = &c;
+    w.ext_id = ext->id;
+    w.completion_id = cid;
+    return true;
+  }
+  w.ext_cmd = nullptr;
+  w.ext_id = 0;
+  try {
+    desc::Decoded d = desc::decode(data, len);
+    w.decoded = std::move(d.cmd);
+    w.completion_id = d.completion_id;
+  } catch (const desc::DecodeError& e) {
+    // The framing's id, when the write has one.
+    const uint32_t cid = len >= 4 ? uint32_t(data[1]) | uint32_t(data[2]) << 8 | uint32_t(data[3]) << 16 : 0;
+    return descriptor_error(payload, e.code, cid, e.what());
+  }
+  // PE_CPU's dispatch checks, in its order (pe_cpu.cpp), for a command no
+  // PE_CPU checked.
+  Command& c = w.decoded;
+  const uint32_t cid = w.completion_id;
+  if (auto* comp = std::get_if<CompositeCmd>(&c)) {
+    comp->name = "descriptor #" + std::to_string(cid);  // the bytes carry no name (D2)
+    try {
+      check_composite_cap(*comp, cfg_.cost_model, name());  // ADR-0064 D7
+    } catch (const CompositeTooLarge& e) {
+      return descriptor_error(payload, ErrorCode::kCompositeCap, cid, e.what());
+    }
+  }
+  handle_access(c, access_);
+  for (const std::vector<Handle>* hs : {&access_.reads, &access_.writes}) {
+    for (Handle h : *hs) {
+      if (!table_.contains(h)) {
+        return descriptor_error(payload, ErrorCode::kBadHandle, cid,
+                                descriptor_name(cid, c) + ": " + table_.why_unknown(h));
+      }
+    }
+  }
+  try {
+    check_command(c, table_);
+    if (cfg_.data_mode) check_data_dtypes(c, table_);
+  } catch (const KernelError& e) {
+    return descriptor_error(payload, ErrorCode::kInvalidCommand, cid, descriptor_name(cid, c) + ": " + e.what());
+  }
+  return true;
+}
+
+uint64_t PeScheduler::command_id(const Incoming& w) const {
+  if (w.ext_cmd) return w.ext_id;
+  constexpr uint64_t kWrap = uint64_t(desc::kCompletionIdMask) + 1;
+  uint64_t id = (last_id_ & ~uint64_t(desc::kCompletionIdMask)) | w.completion_id;
+  if (id <= last_id_) id += kWrap;
+  return id;
 }
 
 void PeScheduler::b_transport(int /*from*/, tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) {
@@ -88,15 +210,15 @@ void PeScheduler::b_transport(int /*from*/, tlm::tlm_generic_payload& payload, s
     payload.set_response_status(tlm::TLM_OK_RESPONSE);
     return;
   }
-  const CommandExtension* ext = descriptor_write(payload);
-  if (!ext) return;
+  Incoming w;  // this thread's: several initiators may wait at once
+  if (!descriptor_write(payload, w)) return;
   // Back-pressure: a slot frees only when a command completes.
   while (inflight_.size() >= cfg_.scheduler.queue_depth || pending_write_) {
     ++blocked_writers_;
     sc_core::wait(slot_freed_);
     --blocked_writers_;
   }
-  accept(ext->id, *ext->cmd);
+  accept(command_id(w), w.cmd());
   payload.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 
@@ -109,15 +231,15 @@ tlm::tlm_sync_enum PeScheduler::nb_transport_fw(int from, tlm::tlm_generic_paylo
     payload.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
     return tlm::TLM_COMPLETED;
   }
-  const CommandExtension* ext = descriptor_write(payload);
-  if (!ext) return tlm::TLM_COMPLETED;
+  if (!descriptor_write(payload, nb_in_)) return tlm::TLM_COMPLETED;
   if (inflight_.size() >= cfg_.scheduler.queue_depth) {
     pending_write_ = &payload;  // accepted by accept_pending() when a slot frees
     pending_from_ = from;
+    std::swap(pending_, nb_in_);  // the decoded command moves, no copy
     payload.acquire();          // held until then (base protocol memory management)
     return tlm::TLM_ACCEPTED;
   }
-  accept(ext->id, *ext->cmd);
+  accept(command_id(nb_in_), nb_in_.cmd());
   payload.set_response_status(tlm::TLM_OK_RESPONSE);
   return tlm::TLM_COMPLETED;
 }
@@ -131,13 +253,13 @@ void PeScheduler::accept_pending() {
   if (!pending_write_ || inflight_.size() >= cfg_.scheduler.queue_depth) return;
   tlm::tlm_generic_payload& payload = *pending_write_;
   pending_write_ = nullptr;
-  const CommandExtension* ext = payload.get_extension<CommandExtension>();
+  const uint64_t id = command_id(pending_);
   try {
-    accept(ext->id, *ext->cmd);
+    accept(id, pending_.cmd());
   } catch (const std::exception& e) {
     asan_forget_unwound_frames();  // models/util/asan_stack.h
     if (!on_fault_) throw;
-    return fail(ext->id, command_type_name(*ext->cmd), e);
+    return fail(id, command_type_name(pending_.cmd()), e);
   }
   payload.set_response_status(tlm::TLM_OK_RESPONSE);
   tlm::tlm_phase phase = tlm::BEGIN_RESP;  // implies END_REQ (base protocol)
@@ -184,6 +306,7 @@ void PeScheduler::accept(uint64_t id, const Command& cmd) {
   inflight_.push_back(&f);
   if (StreamingStats* st = log_.stats()) st->occupancy(now_ps(), uint32_t(inflight_.size()));
   f.id = id;
+  last_id_ = id;
   f.blockers = 0;
   f.waiters.clear();
   f.plan.start(id, cmd, table_, cfg_);  // ADR-0064 D5: no time

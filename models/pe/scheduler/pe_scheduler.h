@@ -1,9 +1,26 @@
 // PE_SCHEDULER: the descriptor queue, the hazard scoreboard and the stage
 // issue logic.
 //
-// - `in` accepts TLM WRITEs at kQueueAddress carrying a CommandExtension
-//   while fewer than `queue_depth` descriptors are accepted but not complete;
-//   otherwise the write waits for a slot (back-pressure on PE_CPU). Two
+// - `in` accepts TLM WRITEs at kQueueAddress whose data is one binary
+//   command descriptor (models/pe/descriptor.h), exactly its logical_bytes()
+//   long, while fewer than `queue_depth` descriptors are accepted but not
+//   complete; otherwise the write waits for a slot (back-pressure on
+//   PE_CPU). The scheduler decodes the bytes and makes PE_CPU's dispatch
+//   checks (check_command, the ADR-0064 D7 cap; issue 13 item 2). A
+//   CommandExtension, when present, is a fast path: its command is taken
+//   instead of decoding, once the bytes' length is its logical_bytes and
+//   their framing names its type and id. A descriptor's command id is its
+//   24-bit completion id unwrapped: the smallest id above the previous
+//   accepted one with those low 24 bits (the extension's id on the fast
+//   path; PE_CPU numbers 1, 2, 3, ..., so both paths give the same ids).
+// - A malformed descriptor (see on_descriptor_error) is checked when the
+//   write arrives, even with the queue full, and refused at once: the
+//   write gets TLM_GENERIC_ERROR_RESPONSE (TLM_BYTE_ENABLE_ERROR_RESPONSE
+//   with byte enables, TLM_BURST_ERROR_RESPONSE with a streaming width not
+//   its length), SC_REPORT_ERROR reports it under kDescriptorErrorType
+//   (the scheduler catches its own report when the action is SC_THROW,
+//   SystemC's default for errors), the hook is told, and nothing is queued:
+//   the simulation goes on. Two
 //   forms: b_transport blocks until accepted; nb_transport_fw (BEGIN_REQ)
 //   returns TLM_COMPLETED when accepted at once, else TLM_ACCEPTED and the
 //   acceptance follows as BEGIN_RESP on the backward path. A READ of 8
@@ -52,6 +69,9 @@ namespace kb {
 constexpr uint64_t kQueueAddress = 0x0;
 constexpr uint64_t kDrainAddress = 0x8;
 
+// The SystemC message type of a refused descriptor write (issue 13 item 2).
+inline constexpr const char* kDescriptorErrorType = "kernbench/descriptor_error";
+
 // The decoded command riding on a descriptor write (STYLE.md 6).
 struct CommandExtension : tlm::tlm_extension<CommandExtension> {
   const Command* cmd = nullptr;
@@ -97,7 +117,13 @@ class PeScheduler : public sc_core::sc_module {
 
   // A descriptor write that does not decode or check (issue 13 item 2):
   // its error code, its completion id (0 when not known) and the message.
-  // The write gets an error response; PE_REGS shows the error.
+  // The write gets an error response; PE_REGS shows the error. Codes:
+  // kUnknownType, kBadLength (the length is not the logical bytes its
+  // fields make), kBadHandle (a handle names no tensor: an empty or
+  // misaligned table entry, or a handle of no kind), kCompositeCap,
+  // kMalformed (a field's value; byte enables, a streaming width, no data),
+  // kInvalidCommand (check_command: its tensors do not fit it). Called
+  // before the report; it must not throw.
   using DescriptorErrorHandler =
       std::function<void(regs::ErrorCode code, uint32_t completion_id, const std::string& what)>;
   void on_descriptor_error(DescriptorErrorHandler h) { on_descriptor_error_ = std::move(h); }
@@ -133,7 +159,22 @@ class PeScheduler : public sc_core::sc_module {
   void b_transport(int from, tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
   tlm::tlm_sync_enum nb_transport_fw(int from, tlm::tlm_generic_payload& payload, tlm::tlm_phase& phase,
                                      sc_core::sc_time& delay);
-  const CommandExtension* descriptor_write(tlm::tlm_generic_payload& payload);
+  // A descriptor write that passed its checks: the extension's command (fast
+  // path) or the one decoded into `decoded`.
+  struct Incoming {
+    const Command* ext_cmd = nullptr;
+    uint64_t ext_id = 0;
+    uint32_t completion_id = 0;
+    Command decoded;
+    const Command& cmd() const { return ext_cmd ? *ext_cmd : decoded; }
+  };
+  // False when refused (response set, reported, hook told).
+  bool descriptor_write(tlm::tlm_generic_payload& payload, Incoming& w);
+  bool take_descriptor(tlm::tlm_generic_payload& payload, Incoming& w);
+  bool descriptor_error(tlm::tlm_generic_payload& payload, regs::ErrorCode code, uint32_t completion_id,
+                        const std::string& what,
+                        tlm::tlm_response_status status = tlm::TLM_GENERIC_ERROR_RESPONSE);
+  uint64_t command_id(const Incoming& w) const;
   void accept_pending();  // SC_METHOD on accept_event_
   void accept(uint64_t id, const Command& cmd);
   void release(InFlight& f);  // hazards cleared: the plan's ready stages queue
@@ -181,6 +222,9 @@ class PeScheduler : public sc_core::sc_module {
   // A descriptor write that found the queue full (nb_transport_fw form).
   tlm::tlm_generic_payload* pending_write_ = nullptr;
   int pending_from_ = 0;  // the `in` socket it came through
+  Incoming pending_;      // its descriptor
+  Incoming nb_in_;        // scratch of nb_transport_fw (swapped into pending_)
+  uint64_t last_id_ = 0;  // the last accepted command id (unwrapping completion ids)
   sc_core::sc_event accept_event_;
   sc_core::sc_event slot_freed_;
   sc_core::sc_event drained_;
