@@ -140,6 +140,10 @@ TEST(TypedOpsData, DuplicateFactorHasNoDescriptor) {
   const RunResult r = run_isolated(spec);
   ASSERT_FALSE(r.ok);
   EXPECT_THAT(r.error, HasSubstr("no binary descriptor: scale: extra 'factor' given twice"));
+  // Refused at dispatch, before any time is charged (issue 13 item 2).
+  ASSERT_EQ(r.launches.size(), 1u);
+  EXPECT_EQ(r.launches[0].commands, 0u);
+  EXPECT_EQ(r.launches[0].dispatch_cycles_charged, 0u);
 }
 
 // --- regression: gemm ops with another operand, or one twice (replay input)
