@@ -72,7 +72,8 @@ constexpr uint64_t kDrainAddress = 0x8;
 // The SystemC message type of a refused descriptor write (issue 13 item 2).
 inline constexpr const char* kDescriptorErrorType = "kernbench/descriptor_error";
 
-// The decoded command riding on a descriptor write (STYLE.md 6).
+// The decoded command riding on a descriptor write (STYLE.md 6): a fast
+// path a target may ignore; the payload's bytes are the descriptor.
 struct CommandExtension : tlm::tlm_extension<CommandExtension> {
   const Command* cmd = nullptr;
   uint64_t id = 0;
