@@ -1,5 +1,7 @@
 #include "models/pe/pe.h"
 
+#include <string>
+
 #include "models/mem/address_map.h"
 
 namespace kb {
@@ -16,11 +18,14 @@ std::vector<Router::Region> bus_map(const PeConfig& cfg) {
 Pe::Pe(sc_core::sc_module_name name, const PeConfig& cfg, uint32_t index, const LinkBinder& binder)
     : sc_module(name),
       mem("mem"),
+      regs("regs"),
+      irq("irq"),
       cfg_(cfg),
       index_(index),
       table_(cfg_.tcm.size_bytes, hbm_alloc_base(index)),
       pe_cpu("pe_cpu", cfg_, table_, log_),
       pe_scheduler("pe_scheduler", cfg_, table_, log_),
+      pe_regs("pe_regs", pe_scheduler),
       pe_dma("pe_dma", cfg_),
       pe_gemm("pe_gemm", cfg_),
       pe_math("pe_math", cfg_),
@@ -32,6 +37,10 @@ Pe::Pe(sc_core::sc_module_name name, const PeConfig& cfg, uint32_t index, const 
     bind(from, to, std::string(from.name()) + " -> " + to.get_base_export().name());
   };
   link(pe_cpu.cmd, pe_scheduler.in);
+  // The front door (issue 13): a VP's descriptor writes join PE_CPU's.
+  link(pe_regs.queue, pe_scheduler.in);
+  regs.bind(pe_regs.in);  // hierarchical: the PE's own socket
+  pe_regs.irq.bind(irq);
   // The engines, in the engine table's order (models/trace/component_table.h).
   StageEngine* const engines[kNumEngines] = {&pe_dma, &pe_gemm, &pe_math, &pe_tcm};
   for (int e = 0; e < kNumEngines; ++e) link(pe_scheduler.engine[size_t(e)], engines[e]->in);
@@ -44,7 +53,25 @@ Pe::Pe(sc_core::sc_module_name name, const PeConfig& cfg, uint32_t index, const 
   }
   link(pe_bus.out[0], pe_tcm.sram);
   pe_bus.out[1].bind(mem);  // hierarchical: the PE's own socket
-  pe_scheduler.on_fault([this](uint64_t id, const char* type, const std::string& what) { pe_cpu.fault(id, type, what); });
+  // Errors reach the registers first, so ERROR_CODE names the first cause
+  // (a command's fault before the launch it fails).
+  pe_scheduler.on_fault([this](uint64_t id, const char* type, const std::string& what) {
+    pe_regs.record_error(regs::ErrorCode::kCommandFault, uint32_t(id),
+                         "command #" + std::to_string(id) + " " + type + ": " + what);
+    pe_cpu.fault(id, type, what);
+  });
+  pe_scheduler.on_descriptor_error([this](regs::ErrorCode code, uint32_t completion_id, const std::string& what) {
+    pe_regs.record_error(code, completion_id, what);
+  });
+  pe_cpu.on_launch_failed([this](const std::string& kernel, const std::string& error) {
+    const std::string who = "kernel '" + kernel + "'";
+    pe_regs.record_error(regs::ErrorCode::kKernelError, 0,
+                         error.find(who) == std::string::npos ? who + ": " + error : error);
+  });
+  pe_regs.on_doorbell([this](const std::string& kernel_name, const Kernel& kernel) { pe_cpu.launch(kernel_name, kernel); });
+  pe_regs.cpu_busy([this] { return pe_cpu.busy(); });
+  // pe_regs.on_tensor_write: wired to the tensor table's install once it
+  // exists (issue 13 item 1); until then a table write gets an error response.
 }
 
 }  // namespace kb

@@ -9,6 +9,12 @@
 //                                              --tcm-->  pe_tcm
 //  pe_cpu.data, pe_dma.mem, every engine's data --> pe_bus --> pe_tcm.sram  [0, tcm.size_bytes)
 //                                                         --> mem          (everything else)
+//
+// The front door (issue 13): `regs` is PE_REGS's register block
+// (models/pe/register_map.h), `irq` its interrupt.
+//
+//  VP CPU --regs--> pe_regs --queue--> pe_scheduler.in   (descriptors a VP writes)
+//                           --doorbell--> pe_cpu         (launch a registered kernel)
 #pragma once
 
 #include <functional>
@@ -23,6 +29,7 @@
 #include "models/pe/engines/pe_dma.h"
 #include "models/pe/engines/pe_gemm.h"
 #include "models/pe/engines/pe_math.h"
+#include "models/pe/regs/pe_regs.h"
 #include "models/pe/scheduler/pe_scheduler.h"
 #include "models/pe/engines/pe_tcm.h"
 #include "models/pe/tensor_table.h"
@@ -42,6 +49,8 @@ using LinkBinder =
 class Pe : public sc_core::sc_module {
  public:
   tlm::tlm_initiator_socket<32> mem;  // to the interconnect: HBM and beyond
+  RegsSocket regs;                    // the register block (PE_REGS, register_map.h); may stay unbound
+  IrqPort irq;                        // high while IRQ_STATUS & IRQ_ENABLE != 0; may stay unbound
 
   // `index`: the PE's number in its top; it places the PE's HBM
   // allocations (models/mem/address_map.h).
@@ -53,6 +62,13 @@ class Pe : public sc_core::sc_module {
   OpLog& op_log() { return log_; }
   TensorTable& tensors() { return table_; }
   uint64_t tcm_data_bytes() const { return pe_tcm.stored_bytes(); }  // data mode's TCM allocation
+  // A kernel a DOORBELL write can launch: returns its index (issue 13 item 4b).
+  uint32_t register_kernel(const std::string& name, Kernel kernel) {
+    return pe_regs.register_kernel(name, std::move(kernel));
+  }
+  // Launches a kernel on PE_CPU, before sc_start or from any process while
+  // the simulation runs; launches run back to back, in order (pe_cpu.h).
+  void launch(const std::string& name, Kernel kernel) { pe_cpu.launch(name, std::move(kernel)); }
   // Drive the trace signals (VCD, occupancy probe); off by default because
   // every change costs a process activation.
   void enable_signals(bool on) {
@@ -69,6 +85,7 @@ class Pe : public sc_core::sc_module {
  public:
   PeCpu pe_cpu;
   PeScheduler pe_scheduler;
+  PeRegs pe_regs;
   PeDma pe_dma;
   PeGemm pe_gemm;
   PeMath pe_math;

@@ -479,8 +479,12 @@ class BaseProtocolChecker : public sc_core::sc_module,
 // Binds init -> a new checker -> target. The checker is a child of the module
 // under construction (or top level). Checkers live as long as the process,
 // like the rest of an elaborated SystemC hierarchy.
-inline BaseProtocolChecker& bind_checked(tlm::tlm_initiator_socket<32>& init, tlm::tlm_target_socket<32>& target,
-                                         const char* name) {
+// `target` is any 32-bit base-protocol target socket, whatever its binding
+// policy (kb::Pe's regs may stay unbound).
+inline BaseProtocolChecker& bind_checked(
+    tlm::tlm_initiator_socket<32>& init,
+    tlm::tlm_base_target_socket_b<32, tlm::tlm_fw_transport_if<>, tlm::tlm_bw_transport_if<>>& target,
+    const char* name) {
   static std::vector<BaseProtocolChecker*> all;  // reachable: not a leak
   all.push_back(new BaseProtocolChecker(name));
   BaseProtocolChecker& c = *all.back();

@@ -40,7 +40,14 @@ PeCpu::PeCpu(sc_core::sc_module_name name, const PeConfig& cfg, TensorTable& tab
 }
 
 void PeCpu::launch(const std::string& name, Kernel kernel) {
-  launches_.emplace_back(name, std::move(kernel));
+  if (failed_) {  // the kernel thread has ended: nothing runs it
+    if (on_launch_failed_) on_launch_failed_(name, "launch of kernel '" + name + "' refused: an earlier launch failed");
+    return;
+  }
+  pending_.emplace_back(name, std::move(kernel));
+  // At run time, run() may wait for work; before sc_start it finds the
+  // queue when it starts. A delta notification is legal from any process.
+  if (sc_core::sc_is_running()) launched_.notify(sc_core::SC_ZERO_TIME);
 }
 
 Handle PeCpu::declare(const std::string& name, MemSpace space, int64_t rows, int64_t cols,
@@ -180,6 +187,11 @@ void PeCpu::raise(const CommandFault& f) {
 
 void PeCpu::fault(uint64_t id, const char* cmd_type, const std::string& what) {
   if (faulted_) return;
+  if (!current_) {  // no launch runs (a VP's command): the next one fails with it
+    faulted_ = true;
+    stop_reason_ = "the PE stopped: command #" + std::to_string(id) + " " + cmd_type + ": " + what;
+    return;
+  }
   // Tickets of commands still in the pipeline are known; a command already
   // written is named by its ID (replay maps either to its line).
   uint64_t ticket = 0;
@@ -400,11 +412,19 @@ void PeCpu::fail_launch(const std::string& error) {
   } catch (const sc_core::sc_report& r) {
     if (std::strcmp(r.get_msg_type(), kKernelErrorType) != 0) throw;
   }
+  if (on_launch_failed_) on_launch_failed_(current_->kernel, error);
 }
 
 void PeCpu::run() {
   kernel_thread_ = sc_core::sc_get_current_process_handle();
-  for (auto& [name, kernel] : launches_) {
+  for (;;) {
+    // Idle: wait for a launch (issue 13 item 4b). A thread waiting on an
+    // event nobody notifies keeps no event pending, so sc_start() returns
+    // by itself once the work is done.
+    while (pending_.empty()) sc_core::wait(launched_);
+    const std::string name = std::move(pending_.front().first);
+    const Kernel kernel = std::move(pending_.front().second);
+    pending_.pop_front();
     results_.emplace_back();
     current_ = &results_.back();
     current_->kernel = name;
@@ -415,13 +435,15 @@ void PeCpu::run() {
     // TCM is the kernel's scratchpad: a launch's TCM tensors are released
     // when it ends (HBM tensors persist).
     const uint64_t tcm_mark = table_.tcm_used();
-    std::string error;
-    try {
-      Tl tl(*this, table_, cfg_, name);
-      kernel(tl);
-      drain();
-    } catch (const std::exception& e) {
-      error = e.what();
+    std::string error = stop_reason_;  // stopped while idle: fails at once
+    if (error.empty()) {
+      try {
+        Tl tl(*this, table_, cfg_, name);
+        kernel(tl);
+        drain();
+      } catch (const std::exception& e) {
+        error = e.what();
+      }
     }
     if (!error.empty()) {
       // A kernel's exception ends the launch (and the PE's launches) as its
@@ -435,13 +457,14 @@ void PeCpu::run() {
         // a command before the error failed meanwhile: the error stands
       }
       fail_launch(error);
+      current_ = nullptr;
+      pending_.clear();  // never run (failed() is the PE's state from here)
       return;
     }
     finish_launch();
     table_.release_tcm(tcm_mark);
+    current_ = nullptr;
   }
-  current_ = nullptr;
-  // Every launch drained: no event is left, so sc_start() returns by itself.
 }
 
 }  // namespace kb

@@ -49,6 +49,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <string>
 #include <vector>
@@ -103,12 +104,21 @@ class PeCpu : public sc_core::sc_module, public TlTarget {
 
   PeCpu(sc_core::sc_module_name name, const PeConfig& cfg, TensorTable& table, OpLog& log);
 
-  // Queues a kernel; launches run back to back, in order, from time 0,
-  // until one fails: the later ones do not run (no result).
+  // Queues a kernel (issue 13 item 4b): before sc_start or while the
+  // simulation runs, from any process. Launches run back to back, in
+  // order; one made while the PE is idle starts at the current time (a
+  // delta later). After a launch fails, later ones do not run (no result;
+  // one made after the failure is told to on_launch_failed).
   void launch(const std::string& name, Kernel kernel);
   const std::vector<LaunchResult>& results() const { return results_; }
   // A launch failed (its error is results().back().error): the PE is done.
   bool failed() const { return failed_; }
+  // A launch is running, or queued and still to run.
+  bool busy() const { return current_ != nullptr || (!failed_ && !pending_.empty()); }
+  // Told when a launch fails (its kernel's name and error) or is refused
+  // because an earlier one failed: PE_REGS records kKernelError (issue 13).
+  using LaunchFailedHandler = std::function<void(const std::string& kernel, const std::string& error)>;
+  void on_launch_failed(LaunchFailedHandler h) { on_launch_failed_ = std::move(h); }
   void set_observer(CpuObserver* o) { observer_ = o; }
   CpuObserver* observer() const { return observer_; }
 
@@ -138,7 +148,8 @@ class PeCpu : public sc_core::sc_module, public TlTarget {
   // A process of the PE failed on command `id` (type `cmd_type`): the launch
   // fails with `what`, raised as a CommandFault in the kernel thread, and
   // the PE stops. Only the first fault is told, and none after the launch
-  // has failed.
+  // has failed. A fault while no launch runs (a command a VP wrote through
+  // PE_REGS, issue 13) stops the PE too: the next launch fails with it.
   void fault(uint64_t id, const char* cmd_type, const std::string& what);
 
   // Host access to memory, in zero simulated time after the queue drains
@@ -199,7 +210,12 @@ class PeCpu : public sc_core::sc_module, public TlTarget {
   InitTracker init_;
   Clock clock_;
   CpuObserver* observer_ = nullptr;
-  std::vector<std::pair<std::string, Kernel>> launches_;
+  // Launches not yet started: run() takes the front, launch() appends
+  // (a deque: run() holds no reference into it across a launch).
+  std::deque<std::pair<std::string, Kernel>> pending_;
+  sc_core::sc_event launched_;  // launch() while run() waits for work
+  LaunchFailedHandler on_launch_failed_;
+  std::string stop_reason_;     // a fault while no launch ran: the PE stopped
   std::vector<LaunchResult> results_;
   LaunchResult* current_ = nullptr;
   uint64_t next_id_ = 1;
