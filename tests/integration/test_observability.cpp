@@ -35,6 +35,7 @@
 #include "kernels/gemm/gemm_tiled_single_op.h"
 #include "models/pe/tl.h"
 #include "models/trace/chrome_trace.h"
+#include "models/trace/schema_version.h"
 #include "models/trace/stats.h"
 #include "tb/bench_registry.h"
 #include "tb/runner.h"
@@ -468,7 +469,7 @@ TEST(ObservabilityTrace, NamesAreEscapedAndInvalidUtf8Replaced) {
   std::ostringstream out;
   kb::ChromeTrace t(out);
   const std::string name = std::string("k\"q\\b\n\x01 \xff\xc3(") + "\xe2\x82\xac";  // ... then a valid euro sign
-  t.launch({name, 0, 1000});
+  t.add_process("pe").launch({name, 0, 1000});
   t.finish();
   nlohmann::json j;
   ASSERT_NO_THROW(j = nlohmann::json::parse(out.str())) << out.str();  // rejects invalid UTF-8
@@ -686,6 +687,7 @@ TEST(ObservabilityStats, ConsistentWithTheOpLog) {
   // The file is what the run reports.
   nlohmann::json reported = kb::to_json(r.stats);
   reported["clock_freq_ghz"] = kb::PeConfig{}.clock_freq_ghz;
+  reported["schema_version"] = kb::kSchemaVersion;  // issue 13 item 7
   EXPECT_EQ(file, reported);
   EXPECT_EQ(file.value("verdict_rule", ""), kb::kVerdictRule);
 
