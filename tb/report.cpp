@@ -1,5 +1,6 @@
 #include "tb/report.h"
 
+#include "models/trace/schema_version.h"
 #include "tb/bench_registry.h"
 
 #include <algorithm>
@@ -122,6 +123,7 @@ nlohmann::json launch_summary_json(const LaunchResult& l, const PeConfig& cfg) {
 // "stats/launches" are null placeholders).
 nlohmann::json summary_skeleton(const std::string& bench, const PeConfig& cfg, const RunResult& r) {
   nlohmann::json j;
+  j["schema_version"] = kSchemaVersion;  // issue 13 item 7
   j["bench"] = bench;
   j["clock_freq_ghz"] = cfg.clock_freq_ghz;
   j["latency_ns"] = ns(r.latency_ps());

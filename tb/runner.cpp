@@ -24,6 +24,7 @@
 #include "models/top/pe_top.h"
 #include "models/trace/chrome_trace.h"
 #include "models/trace/counter_probe.h"
+#include "models/trace/schema_version.h"
 #include "models/trace/vcd_trace.h"
 #include "models/util/output_file.h"
 #include "tb/command_stream.h"
@@ -99,6 +100,7 @@ RunResult run_in_process(const RunSpec& spec) {
   std::unique_ptr<StreamRecorder> recorder;
   // The trace is written as the run goes (to trace_out's temporary file).
   std::unique_ptr<ChromeTrace> trace;
+  TraceProcess* trace_pe = nullptr;  // the PE's process in it
   std::unique_ptr<PeTop> top;
   Pe* pe = nullptr;
   // Observers of pe's signals, destroyed before it.
@@ -126,7 +128,8 @@ RunResult run_in_process(const RunSpec& spec) {
     pe->op_log().configure(spec.keep_records, spec.oplog_path);
     if (!spec.trace_path.empty()) {
       trace = std::make_unique<ChromeTrace>(trace_out->stream());
-      pe->op_log().set_trace(trace.get());
+      trace_pe = &trace->add_process(pe->name());  // pid 1, "pe"
+      pe->op_log().set_trace(trace_pe);
     }
     if (spec.summary) {
       stats = std::make_unique<StreamingStats>(uint32_t(spec.config.scheduler.queue_depth));
@@ -135,16 +138,13 @@ RunResult run_in_process(const RunSpec& spec) {
     if (!spec.trace_path.empty() || spec.keep_records) {
       occupancy = std::make_unique<CounterProbe>(
           "occupancy_probe", pe->pe_scheduler.occupancy_signal, spec.keep_records,
-          trace ? CounterProbe::Sink([t = trace.get()](const CounterSample& s) { t->counter(s); })
+          trace_pe ? CounterProbe::Sink([t = trace_pe](const CounterSample& s) { t->counter(s); })
                 : CounterProbe::Sink());
     }
     // Trace signals cost a process activation per change: only when observed.
     pe->enable_signals(occupancy != nullptr || !spec.vcd_path.empty());
     if (!spec.vcd_path.empty()) {
-      vcd = std::make_unique<PeVcdTrace>(
-          PeSignals{pe->pe_cpu.state_signal, pe->pe_cpu.descriptors_signal,
-                    pe->pe_scheduler.occupancy_signal, pe->pe_scheduler.busy_signal},
-          spec.vcd_path);
+      vcd = std::make_unique<PeVcdTrace>(pe_signals(*pe), spec.vcd_path);
     }
     if (!spec.record_path.empty()) {
       recorder = std::make_unique<StreamRecorder>(spec.record_path);
@@ -202,7 +202,7 @@ RunResult run_in_process(const RunSpec& spec) {
   if (vcd) commit([&] { vcd->close(); });
   if (trace_out) {
     commit([&] {
-      for (const LaunchResult& l : r.launches) trace->launch({l.kernel, l.start_ps, l.end_ps});
+      for (const LaunchResult& l : r.launches) trace_pe->launch({l.kernel, l.start_ps, l.end_ps});
       trace->finish();
       trace_out->commit();
     });
@@ -212,6 +212,7 @@ RunResult run_in_process(const RunSpec& spec) {
       // A window at a time: as dump(2) of to_json(r.stats) + clock_freq_ghz.
       nlohmann::json j = to_json_without_launches(r.stats);
       j["clock_freq_ghz"] = spec.config.clock_freq_ghz;
+      j["schema_version"] = kSchemaVersion;  // issue 13 item 7
       write_json(stats_out->stream(), j, {{"/launches", launches_json(r.stats)}});
       stats_out->stream() << "\n";
       stats_out->commit();

@@ -19,6 +19,11 @@ PeTop::PeTop(const PeConfig& cfg, uint32_t pes, const LinkBinder& binder, const 
   interconnect_.out[0].bind(hbm_.in);
 }
 
+PeSignals pe_signals(const Pe& pe) {
+  return PeSignals{pe.name(), pe.pe_cpu.state_signal, pe.pe_cpu.descriptors_signal,
+                   pe.pe_scheduler.occupancy_signal, pe.pe_scheduler.busy_signal};
+}
+
 uint64_t PeTop::data_bytes() const {
   uint64_t b = hbm_.stored_bytes();
   for (const auto& pe : pes_) b += pe->tcm_data_bytes();

@@ -18,8 +18,13 @@
 #include "models/interconnect/router.h"
 #include "models/mem/hbm.h"
 #include "models/pe/pe.h"
+#include "models/trace/vcd_trace.h"
 
 namespace kb {
+
+// What a VCD traces of `pe`, under the scope of its hierarchical name
+// (vcd_trace.h; issue 13 item 7).
+PeSignals pe_signals(const Pe& pe);
 
 class PeTop {
  public:

@@ -4,6 +4,9 @@
 #include <charconv>
 #include <cmath>
 #include <stdexcept>
+#include <utility>
+
+#include "models/trace/schema_version.h"
 
 namespace kb {
 
@@ -130,26 +133,44 @@ std::string trace_slice_name(const OpRecord& r) {
 
 ChromeTrace::ChromeTrace(std::ostream& out) : out_(out) {
   buf_.reserve(1 << 17);
+  buf_ += "{\"otherData\":{\"generator\":\"kernbench-sc\",\"schema_version\":";
+  put_i64(buf_, kSchemaVersion);
   buf_ +=
-      "{\"otherData\":{\"generator\":\"kernbench-sc\",\"time_unit\":\"ts and dur in microseconds; "
+      ",\"time_unit\":\"ts and dur in microseconds; "
       "args.start_ps / end_ps exact picoseconds\"},\n\"traceEvents\":[";
-  auto metadata = [this](const char* what, int tid, const char* key, const std::string& name, int sort) {
-    begin_event();
-    buf_ += "{\"ph\":\"M\",\"pid\":";
-    put_i64(buf_, kTracePid);
+}
+
+TraceProcess& ChromeTrace::add_process(const std::string& name) {
+  // issue 13 item 7: a viewer merges processes of one name.
+  if (name.empty()) throw std::logic_error("ChromeTrace: a process needs a name (the PE's name())");
+  for (const auto& p : processes_) {
+    if (p->name() == name) throw std::logic_error("ChromeTrace: two processes named '" + name + "'");
+  }
+  std::unique_ptr<TraceProcess> added(new TraceProcess(*this, int(processes_.size()) + 1, name));
+  processes_.push_back(std::move(added));
+  return *processes_.back();
+}
+
+TraceProcess::TraceProcess(ChromeTrace& file, int pid, std::string name)
+    : file_(file), pid_(pid), name_(std::move(name)) {
+  std::string& buf = file_.buf_;
+  auto metadata = [&](const char* what, int tid, const char* key, const std::string& value, int sort) {
+    file_.begin_event();
+    buf += "{\"ph\":\"M\",\"pid\":";
+    put_i64(buf, pid_);
     if (tid >= 0) {
-      buf_ += ",\"tid\":";
-      put_i64(buf_, tid);
+      buf += ",\"tid\":";
+      put_i64(buf, tid);
     }
-    buf_ += ",\"name\":";
-    put_string(buf_, what);
-    buf_ += ",\"args\":{";
-    put_key(buf_, key);
-    if (sort >= 0) put_i64(buf_, sort);
-    else put_string(buf_, name);
-    buf_ += "}}";
+    buf += ",\"name\":";
+    put_string(buf, what);
+    buf += ",\"args\":{";
+    put_key(buf, key);
+    if (sort >= 0) put_i64(buf, sort);
+    else put_string(buf, value);
+    buf += "}}";
   };
-  metadata("process_name", -1, "name", "pe", -1);
+  metadata("process_name", -1, "name", name_, -1);
   metadata("thread_name", kLaunchTid, "name", "launches", -1);
   metadata("thread_sort_index", kLaunchTid, "sort_index", "", 0);
   for (const ComponentInfo& c : kComponents) {
@@ -157,6 +178,7 @@ ChromeTrace::ChromeTrace(std::ostream& out) : out_(out) {
     metadata("thread_name", trace_tid(c.component), "name", c.name, -1);
     metadata("thread_sort_index", trace_tid(c.component), "sort_index", "", int(c.component) + 1);
   }
+  file_.flush_if_full();
 }
 
 void ChromeTrace::begin_event() {
@@ -171,7 +193,7 @@ void ChromeTrace::flush_if_full() {
   buf_.clear();
 }
 
-double ChromeTrace::slice_ts(int tid, uint64_t start_ps, uint64_t end_ps) {
+double TraceProcess::slice_ts(int tid, uint64_t start_ps, uint64_t end_ps) {
   TrackEnd& last = track_end_[tid];
   double ts = us(start_ps);
   // Only after the previous slice: an overlap in picoseconds stays one.
@@ -181,66 +203,67 @@ double ChromeTrace::slice_ts(int tid, uint64_t start_ps, uint64_t end_ps) {
   return ts;
 }
 
-void ChromeTrace::record(const OpRecord& r) {
+void TraceProcess::record(const OpRecord& r) {
+  std::string& buf = file_.buf_;
   const int tid = trace_tid(r.component);
   const double ts = slice_ts(tid, r.start_ps, r.end_ps);
   const char* cat = category(r);
-  begin_event();
-  buf_ += "{\"ph\":\"X\",\"pid\":";
-  put_i64(buf_, kTracePid);
-  buf_ += ",\"tid\":";
-  put_i64(buf_, tid);
-  buf_ += ",\"cat\":";
-  put_string(buf_, cat);
-  buf_ += ",\"name\":\"";  // trace_slice_name(r), without a temporary string
-  put_string_body(buf_, *r.cmd_type ? r.cmd_type : "?");
-  buf_ += ' ';
-  put_string_body(buf_, to_string(r.kind));
+  file_.begin_event();
+  buf += "{\"ph\":\"X\",\"pid\":";
+  put_i64(buf, pid_);
+  buf += ",\"tid\":";
+  put_i64(buf, tid);
+  buf += ",\"cat\":";
+  put_string(buf, cat);
+  buf += ",\"name\":\"";  // trace_slice_name(r), without a temporary string
+  put_string_body(buf, *r.cmd_type ? r.cmd_type : "?");
+  buf += ' ';
+  put_string_body(buf, to_string(r.kind));
   if (*r.op) {
-    buf_ += ' ';
-    put_string_body(buf_, r.op);
+    buf += ' ';
+    put_string_body(buf, r.op);
   }
-  buf_ += "\",\"ts\":";
-  put_double(buf_, ts);
-  buf_ += ",\"dur\":";
-  put_double(buf_, us(r.end_ps - r.start_ps));
-  if (r.kind == RecordKind::kStall) buf_ += ",\"cname\":\"terrible\"";  // chrome://tracing colour
-  buf_ += ",\"args\":{\"cmd_id\":";
-  put_u64(buf_, r.cmd_id);
-  buf_ += ",\"cmd_type\":";
-  put_string(buf_, r.cmd_type);
-  buf_ += ",\"kind\":";
-  put_string(buf_, to_string(r.kind));
-  buf_ += ",\"tile\":";
-  put_i64(buf_, r.tile);
-  buf_ += ",\"bytes\":";
-  put_u64(buf_, r.bytes);
-  buf_ += ",\"start_ps\":";
-  put_u64(buf_, r.start_ps);
-  buf_ += ",\"end_ps\":";
-  put_u64(buf_, r.end_ps);
+  buf += "\",\"ts\":";
+  put_double(buf, ts);
+  buf += ",\"dur\":";
+  put_double(buf, us(r.end_ps - r.start_ps));
+  if (r.kind == RecordKind::kStall) buf += ",\"cname\":\"terrible\"";  // chrome://tracing colour
+  buf += ",\"args\":{\"cmd_id\":";
+  put_u64(buf, r.cmd_id);
+  buf += ",\"cmd_type\":";
+  put_string(buf, r.cmd_type);
+  buf += ",\"kind\":";
+  put_string(buf, to_string(r.kind));
+  buf += ",\"tile\":";
+  put_i64(buf, r.tile);
+  buf += ",\"bytes\":";
+  put_u64(buf, r.bytes);
+  buf += ",\"start_ps\":";
+  put_u64(buf, r.start_ps);
+  buf += ",\"end_ps\":";
+  put_u64(buf, r.end_ps);
   if (*r.op) {
-    buf_ += ",\"op\":";
-    put_string(buf_, r.op);
+    buf += ",\"op\":";
+    put_string(buf, r.op);
   }
   if (r.elements) {
-    buf_ += ",\"elements\":";
-    put_u64(buf_, r.elements);
+    buf += ",\"elements\":";
+    put_u64(buf, r.elements);
   }
   if (r.kind == RecordKind::kDispatch || r.kind == RecordKind::kCpuCycles) {
-    buf_ += ",\"logical_bytes\":";
-    put_u64(buf_, r.logical_bytes);
-    buf_ += ",\"dispatch_cycles_exact\":";
+    buf += ",\"logical_bytes\":";
+    put_u64(buf, r.logical_bytes);
+    buf += ",\"dispatch_cycles_exact\":";
     if (std::isfinite(r.dispatch_cycles_exact)) {  // shortest round-trip, as the op log
       char b[32];
-      buf_.append(b, size_t(std::to_chars(b, b + sizeof b, r.dispatch_cycles_exact).ptr - b));
+      buf.append(b, size_t(std::to_chars(b, b + sizeof b, r.dispatch_cycles_exact).ptr - b));
     } else {
-      buf_ += "null";
+      buf += "null";
     }
-    buf_ += ",\"dispatch_cycles_charged\":";
-    put_u64(buf_, r.dispatch_cycles_charged);
+    buf += ",\"dispatch_cycles_charged\":";
+    put_u64(buf, r.dispatch_cycles_charged);
   }
-  buf_ += "}}";
+  buf += "}}";
 
   // Flows link a command's DISPATCH to each of its stages. The DevTools
   // engine binds a flow event to the slice with its ts, pid, tid and cat,
@@ -253,62 +276,64 @@ void ChromeTrace::record(const OpRecord& r) {
     } else if (r.kind != RecordKind::kStall && r.kind != RecordKind::kCpuCycles) {
       const auto it = dispatch_ts_.find(r.cmd_id);
       if (it != dispatch_ts_.end()) {
-        const uint64_t id = next_flow_id_++;
+        const uint64_t id = file_.next_flow_id_++;
         auto flow_point = [&](const char* ph, int point_tid, double point_ts) {
-          begin_event();
-          buf_ += "{\"ph\":\"";
-          buf_ += ph;
-          buf_ += "\",\"pid\":";
-          put_i64(buf_, kTracePid);
-          buf_ += ",\"tid\":";
-          put_i64(buf_, point_tid);
-          buf_ += ",\"cat\":\"cmd\",\"name\":\"cmd ";
-          put_u64(buf_, r.cmd_id);
-          buf_ += "\",\"id\":";
-          put_u64(buf_, id);
-          buf_ += ",\"bp\":\"e\",\"ts\":";
-          put_double(buf_, point_ts);
-          buf_ += '}';
+          file_.begin_event();
+          buf += "{\"ph\":\"";
+          buf += ph;
+          buf += "\",\"pid\":";
+          put_i64(buf, pid_);
+          buf += ",\"tid\":";
+          put_i64(buf, point_tid);
+          buf += ",\"cat\":\"cmd\",\"name\":\"cmd ";
+          put_u64(buf, r.cmd_id);
+          buf += "\",\"id\":";
+          put_u64(buf, id);
+          buf += ",\"bp\":\"e\",\"ts\":";
+          put_double(buf, point_ts);
+          buf += '}';
         };
         flow_point("s", trace_tid(Component::kPeCpu), it->second);
         flow_point("f", tid, ts);
       }
     }
   }
-  flush_if_full();
+  file_.flush_if_full();
 }
 
-void ChromeTrace::counter(const CounterSample& s) {
-  begin_event();
-  buf_ += "{\"ph\":\"C\",\"pid\":";
-  put_i64(buf_, kTracePid);
-  buf_ += ",\"name\":\"pe_scheduler\",\"ts\":";
-  put_double(buf_, us(s.time_ps));
-  buf_ += ",\"args\":{\"queue_occupancy\":";
-  put_u64(buf_, s.value);
-  buf_ += "}}";
-  flush_if_full();
+void TraceProcess::counter(const CounterSample& s) {
+  std::string& buf = file_.buf_;
+  file_.begin_event();
+  buf += "{\"ph\":\"C\",\"pid\":";
+  put_i64(buf, pid_);
+  buf += ",\"name\":\"pe_scheduler\",\"ts\":";
+  put_double(buf, us(s.time_ps));
+  buf += ",\"args\":{\"queue_occupancy\":";
+  put_u64(buf, s.value);
+  buf += "}}";
+  file_.flush_if_full();
 }
 
-void ChromeTrace::launch(const TraceSpan& l) {
+void TraceProcess::launch(const TraceSpan& l) {
+  std::string& buf = file_.buf_;
   const double ts = slice_ts(kLaunchTid, l.start_ps, l.end_ps);
-  begin_event();
-  buf_ += "{\"ph\":\"X\",\"pid\":";
-  put_i64(buf_, kTracePid);
-  buf_ += ",\"tid\":";
-  put_i64(buf_, kLaunchTid);
-  buf_ += ",\"cat\":\"launch\",\"name\":";
-  put_string(buf_, l.name);
-  buf_ += ",\"ts\":";
-  put_double(buf_, ts);
-  buf_ += ",\"dur\":";
-  put_double(buf_, us(l.end_ps - l.start_ps));
-  buf_ += ",\"args\":{\"start_ps\":";
-  put_u64(buf_, l.start_ps);
-  buf_ += ",\"end_ps\":";
-  put_u64(buf_, l.end_ps);
-  buf_ += "}}";
-  flush_if_full();
+  file_.begin_event();
+  buf += "{\"ph\":\"X\",\"pid\":";
+  put_i64(buf, pid_);
+  buf += ",\"tid\":";
+  put_i64(buf, kLaunchTid);
+  buf += ",\"cat\":\"launch\",\"name\":";
+  put_string(buf, l.name);
+  buf += ",\"ts\":";
+  put_double(buf, ts);
+  buf += ",\"dur\":";
+  put_double(buf, us(l.end_ps - l.start_ps));
+  buf += ",\"args\":{\"start_ps\":";
+  put_u64(buf, l.start_ps);
+  buf += ",\"end_ps\":";
+  put_u64(buf, l.end_ps);
+  buf += "}}";
+  file_.flush_if_full();
 }
 
 void ChromeTrace::finish() {

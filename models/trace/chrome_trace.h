@@ -1,10 +1,15 @@
 // The op log as a Chrome / Perfetto trace (the JSON "Trace Event Format"),
 // written to a stream as the run goes: memory does not grow with the run.
 //
-// - One process "pe" (pid 1) and one thread track per component with busy
-//   time (component_table.h: pe_cpu, pe_dma, pe_gemm, pe_math, pe_tcm), plus
-//   "launches" (one slice per kernel launch). Thread ids: component index + 1
-//   (kb::Component order); launches: kNumComponents + 1 (7).
+// - One process per PE (issue 13 item 7): add_process() gives pid 1, 2, ...
+//   in call order, with a process_name metadata event carrying the PE's
+//   hierarchical name (a single-PE run: pid 1, "pe"). Several PEs of one
+//   simulation trace into one file this way. Each process has one thread
+//   track per component with busy time (component_table.h: pe_cpu, pe_dma,
+//   pe_gemm, pe_math, pe_tcm), plus "launches" (one slice per kernel
+//   launch). Thread ids: component index + 1 (kb::Component order);
+//   launches: kNumComponents + 1 (7).
+// - "otherData" carries "schema_version" (schema_version.h).
 // - Every op-log record is one complete event ("ph":"X") on its component's
 //   track, named "<cmd_type> <kind>" plus the math op ("MathCmd MATH exp",
 //   "CompositeCmd DMA_READ", "GemmCmd DISPATCH", "DmaReadCmd STALL",
@@ -25,13 +30,16 @@
 //   cat "cmd", name "cmd <cmd_id>", id counting the flows). Each flow event
 //   has the ts, pid, tid and cat of the slice it binds to, as the Chrome
 //   DevTools trace engine binds flows. Zero-length slices are not linked.
+//   Flow ids count over the whole file, so no two processes share one.
 // Deterministic: the same inputs give the same bytes.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <ostream>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "models/trace/counter_probe.h"
 #include "models/trace/op_log.h"
@@ -43,21 +51,24 @@ struct TraceSpan {
   uint64_t start_ps = 0, end_ps = 0;
 };
 
-constexpr int kTracePid = 1;
+constexpr int kTracePid = 1;  // the first process's (a single PE's) pid
 constexpr int kLaunchTid = kNumComponents + 1;
 inline int trace_tid(Component c) { return int(c) + 1; }
 
 // The trace's slice name of a record: "<cmd_type> <kind>[ <op>]".
 std::string trace_slice_name(const OpRecord& r);
 
-class ChromeTrace {
- public:
-  // Writes the opening of the file and the track names to `out`. Write
-  // errors are the stream's (OutputFile reports them at commit()).
-  explicit ChromeTrace(std::ostream& out);
-  ChromeTrace(const ChromeTrace&) = delete;
-  ChromeTrace& operator=(const ChromeTrace&) = delete;
+class ChromeTrace;
 
+// One PE's tracks in a trace file: what its op log, occupancy probe and
+// launch results write to.
+class TraceProcess {
+ public:
+  TraceProcess(const TraceProcess&) = delete;
+  TraceProcess& operator=(const TraceProcess&) = delete;
+
+  int pid() const { return pid_; }
+  const std::string& name() const { return name_; }
   // An op-log record, as it completes: its slice, and for an engine stage
   // the flow from its command's DISPATCH.
   void record(const OpRecord& r);
@@ -65,20 +76,17 @@ class ChromeTrace {
   void command_done(uint64_t cmd_id) { dispatch_ts_.erase(cmd_id); }
   void counter(const CounterSample& s);  // queue occupancy
   void launch(const TraceSpan& l);       // launches in order, at the end
-  // Closes the JSON document. Nothing may be added after.
-  void finish();
-
 
  private:
+  friend class ChromeTrace;
+  // Writes the process's and its threads' names.
+  TraceProcess(ChromeTrace& file, int pid, std::string name);
   // The ts to write for a slice [start_ps, end_ps) on track `tid`.
   double slice_ts(int tid, uint64_t start_ps, uint64_t end_ps);
-  void begin_event();
-  void flush_if_full();
 
-  std::ostream& out_;
-  std::string buf_;  // events not yet handed to out_
-  bool first_event_ = true;
-  bool finished_ = false;
+  ChromeTrace& file_;
+  const int pid_;
+  const std::string name_;
   // Per track: where its last slice ended, exactly and as a reader sums it.
   struct TrackEnd {
     uint64_t ps = 0;
@@ -87,6 +95,36 @@ class ChromeTrace {
   TrackEnd track_end_[kLaunchTid + 1];
   // ts of the DISPATCH slice of every command accepted but not completed.
   std::unordered_map<uint64_t, double> dispatch_ts_;
+};
+
+// The trace file: its opening, the processes' events, its closing.
+class ChromeTrace {
+ public:
+  // Writes the opening of the file (with "otherData") to `out`. Write
+  // errors are the stream's (OutputFile reports them at commit()).
+  explicit ChromeTrace(std::ostream& out);
+  ChromeTrace(const ChromeTrace&) = delete;
+  ChromeTrace& operator=(const ChromeTrace&) = delete;
+
+  // A process for the PE named `name` (its hierarchical name, pe.name()),
+  // pid = the number of processes before it + 1. Throws std::logic_error
+  // for an empty name or one already added (two PEs would merge in a
+  // viewer). The reference lives as long as this trace.
+  TraceProcess& add_process(const std::string& name);
+  size_t processes() const { return processes_.size(); }
+  // Closes the JSON document. Nothing may be added after.
+  void finish();
+
+ private:
+  friend class TraceProcess;
+  void begin_event();
+  void flush_if_full();
+
+  std::ostream& out_;
+  std::string buf_;  // events not yet handed to out_
+  bool first_event_ = true;
+  bool finished_ = false;
+  std::vector<std::unique_ptr<TraceProcess>> processes_;
   uint64_t next_flow_id_ = 1;
 };
 

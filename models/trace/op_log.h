@@ -68,7 +68,7 @@ const char* op_log_csv_header();
 std::string op_log_csv_row(const OpRecord& r);
 
 class StreamingStats;  // stats.h
-class ChromeTrace;     // chrome_trace.h
+class TraceProcess;    // chrome_trace.h
 
 class OpLog {
  public:
@@ -92,8 +92,9 @@ class OpLog {
   // report their busy state and queue occupancy to it. Null: none.
   void set_stats(StreamingStats* s) { stats_ = s; }
   StreamingStats* stats() const { return stats_; }
-  // The Chrome trace, written as records are added. Null: none.
-  void set_trace(ChromeTrace* t) { trace_ = t; }
+  // This PE's process in the Chrome trace, written as records are added.
+  // Null: none.
+  void set_trace(TraceProcess* t) { trace_ = t; }
   // PE_SCHEDULER: command `id` completed (the trace links no more to it),
   // after its last record: told to the trace after the held records.
   void command_done(uint64_t id) {
@@ -129,7 +130,7 @@ class OpLog {
   bool keep_ = true;
   std::unique_ptr<OutputFile> csv_;
   StreamingStats* stats_ = nullptr;
-  ChromeTrace* trace_ = nullptr;
+  TraceProcess* trace_ = nullptr;
   void trace_command_done(uint64_t id);
   void emit(const OpRecord& r);  // to every consumer
   std::vector<OpRecord> records_;

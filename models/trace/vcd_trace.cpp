@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <stdexcept>
 
 #include <sysc/tracing/sc_tracing_ids.h>
 
@@ -66,7 +67,17 @@ void check_vcd_complete(const std::string& written, uint64_t end_ps, const std::
   }
 }
 
-PeVcdTrace::PeVcdTrace(const PeSignals& pe, const std::string& path) {
+PeVcdTrace::PeVcdTrace(const std::vector<PeSignals>& pes, const std::string& path) {
+  // Checked before any file is opened. issue 13 item 7: one scope per PE.
+  if (pes.empty()) throw std::logic_error("VCD '" + path + "': no PE to trace");
+  for (size_t i = 0; i < pes.size(); ++i) {
+    if (pes[i].scope.empty()) throw std::logic_error("VCD '" + path + "': a PE without a scope name");
+    for (size_t k = 0; k < i; ++k) {
+      if (pes[k].scope == pes[i].scope) {
+        throw std::logic_error("VCD '" + path + "': two PEs under the scope '" + pes[i].scope + "'");
+      }
+    }
+  }
   // A run that stops before its first time step gets no VCD; close() says
   // so in the run's error instead of SystemC's warning on stdout.
   sc_core::sc_report_handler::set_actions(sc_core::SC_ID_TRACING_CLOSE_EMPTY_FILE_, sc_core::SC_DO_NOTHING);
@@ -84,14 +95,16 @@ PeVcdTrace::PeVcdTrace(const PeSignals& pe, const std::string& path) {
   tf_ = sc_core::sc_create_vcd_trace_file(without_vcd(written_).c_str());
   if (!tf_) throw OutputError("cannot write '" + path + "': SystemC could not create the VCD file");
   tf_->set_time_unit(1, sc_core::SC_PS);
-  const std::string cpu = std::string("pe.") + to_string(Component::kPeCpu) + ".",
-                    sched = std::string("pe.") + to_string(Component::kPeScheduler) + ".";
-  // read() returns a reference to the signal's current value: traced live.
-  sc_core::sc_trace(tf_, pe.cpu_state.read(), cpu + "state", 2);
-  sc_core::sc_trace(tf_, pe.descriptors.read(), cpu + "descriptors", 64);
-  sc_core::sc_trace(tf_, pe.occupancy.read(), sched + "occupancy", 32);
-  for (const EngineInfo& e : kEngines) {
-    sc_core::sc_trace(tf_, pe.engine_busy[int(e.engine)].read(), sched + "busy_" + e.port);
+  for (const PeSignals& pe : pes) {
+    const std::string cpu = pe.scope + "." + to_string(Component::kPeCpu) + ".",
+                      sched = pe.scope + "." + to_string(Component::kPeScheduler) + ".";
+    // read() returns a reference to the signal's current value: traced live.
+    sc_core::sc_trace(tf_, pe.cpu_state.read(), cpu + "state", 2);
+    sc_core::sc_trace(tf_, pe.descriptors.read(), cpu + "descriptors", 64);
+    sc_core::sc_trace(tf_, pe.occupancy.read(), sched + "occupancy", 32);
+    for (const EngineInfo& e : kEngines) {
+      sc_core::sc_trace(tf_, pe.engine_busy[int(e.engine)].read(), sched + "busy_" + e.port);
+    }
   }
 }
 

@@ -1,5 +1,8 @@
-// VCD waveforms of a PE (readable in GTKWave) through sc_trace on the
-// observer signals the modules already drive:
+// VCD waveforms of one or several PEs (readable in GTKWave) through
+// sc_trace on the observer signals the modules already drive. Each PE's
+// signals are under a scope of its hierarchical name (issue 13 item 7): its
+// name()'s dots are nested scopes ("pe", or "pe_0" and "pe_1" of a PeTop of
+// two, or "top.cluster.pe_3"), below SystemC's top scope "SystemC":
 //
 //   pe.pe_cpu.state            2 bits  CpuState: 0 idle, 1 dispatching (also tl.cycles),
 //                                      2 stalled (descriptor write held by a full queue),
@@ -23,6 +26,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <systemc>
 
@@ -35,6 +39,7 @@ class OutputFile;
 // What the VCD traces: the observer signals a PE's modules drive. The
 // caller, who knows the PE, names them, so tracing does not include the PE.
 struct PeSignals {
+  std::string scope;  // the PE's hierarchical name, pe.name()
   const sc_core::sc_signal<uint32_t>& cpu_state;  // CpuState (pe_cpu.h)
   const sc_core::sc_signal<uint64_t>& descriptors;
   const sc_core::sc_signal<uint32_t>& occupancy;
@@ -43,10 +48,13 @@ struct PeSignals {
 
 class PeVcdTrace {
  public:
-  // Opens the temporary file and registers the signals; call during
-  // elaboration (before sc_start). Throws OutputError for a path that
-  // cannot be written (a directory, a missing folder).
-  PeVcdTrace(const PeSignals& pe, const std::string& path);
+  // Opens the temporary file and registers the signals of every PE in
+  // `pes`, each under its scope; call during elaboration (before
+  // sc_start). Throws OutputError for a path that cannot be written (a
+  // directory, a missing folder), std::logic_error for no PE, an empty
+  // scope or one given twice (their signals would merge).
+  PeVcdTrace(const std::vector<PeSignals>& pes, const std::string& path);
+  PeVcdTrace(const PeSignals& pe, const std::string& path) : PeVcdTrace(std::vector<PeSignals>{pe}, path) {}
   // Without close(): nothing is written under the final name.
   ~PeVcdTrace();
   PeVcdTrace(const PeVcdTrace&) = delete;

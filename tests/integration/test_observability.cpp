@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/test_files.h"
+#include "tests/vcd_reader.h"
 
 #include <fcntl.h>
 #include <pty.h>
@@ -35,6 +36,7 @@
 #include "kernels/gemm/gemm_tiled_single_op.h"
 #include "models/pe/tl.h"
 #include "models/trace/chrome_trace.h"
+#include "models/trace/schema_version.h"
 #include "models/trace/stats.h"
 #include "tb/bench_registry.h"
 #include "tb/runner.h"
@@ -44,6 +46,8 @@ namespace {
 namespace fs = std::filesystem;
 using kb::test::TempDir;
 using kb::test::read_file;
+using kb::test::Vcd;
+using kb::test::parse_vcd;
 using ::testing::HasSubstr;
 using ::testing::Not;
 using kb::Component;
@@ -142,101 +146,6 @@ std::vector<Interval> record_intervals(const std::vector<OpRecord>& records,
   std::vector<Interval> v;
   for (const OpRecord& r : records)
     if (pred(r)) v.push_back({r.start_ps, r.end_ps});
-  return v;
-}
-
-// ---- a small VCD reader (IEEE 1364 subset that SystemC writes) -------------
-
-struct Vcd {
-  std::string timescale;                 // e.g. "1 ps"
-  std::set<std::string> scopes;          // dotted paths: "SystemC.pe.pe_cpu"
-  std::map<std::string, int> widths;     // var path -> width
-  // var path -> value changes (time, value), initial dump at time 0 first
-  std::map<std::string, std::vector<std::pair<uint64_t, uint64_t>>> changes;
-  uint64_t last_time = 0;
-};
-
-Vcd parse_vcd(const std::string& text) {
-  Vcd v;
-  std::istringstream in(text);
-  std::vector<std::string> scope;
-  std::map<std::string, std::string> path_of;  // identifier -> path
-  std::string tok;
-  bool definitions = true;
-  uint64_t now = 0;
-  auto expect_end = [&](std::vector<std::string>* words) {
-    for (std::string w; in >> w;) {
-      if (w == "$end") return;
-      if (words) words->push_back(w);
-    }
-    throw std::runtime_error("VCD: missing $end");
-  };
-  auto record = [&](const std::string& id, uint64_t value) {
-    const auto it = path_of.find(id);
-    if (it == path_of.end()) throw std::runtime_error("VCD: unknown identifier " + id);
-    auto& ch = v.changes[it->second];
-    if (!ch.empty() && ch.back().first == now) ch.back().second = value;
-    else ch.emplace_back(now, value);
-  };
-  while (in >> tok) {
-    if (definitions) {
-      if (tok == "$timescale") {
-        std::vector<std::string> w;
-        expect_end(&w);
-        for (const std::string& s : w) v.timescale += (v.timescale.empty() ? "" : " ") + s;
-      } else if (tok == "$scope") {
-        std::vector<std::string> w;
-        expect_end(&w);
-        if (w.size() != 2) throw std::runtime_error("VCD: bad $scope");
-        scope.push_back(w[1]);
-        std::string p;
-        for (const std::string& s : scope) p += (p.empty() ? "" : ".") + s;
-        v.scopes.insert(p);
-      } else if (tok == "$upscope") {
-        expect_end(nullptr);
-        if (scope.empty()) throw std::runtime_error("VCD: $upscope without $scope");
-        scope.pop_back();
-      } else if (tok == "$var") {
-        std::vector<std::string> w;  // type width id name [range]
-        expect_end(&w);
-        if (w.size() < 4) throw std::runtime_error("VCD: bad $var");
-        std::string p;
-        for (const std::string& s : scope) p += s + ".";
-        p += w[3];
-        path_of[w[2]] = p;
-        v.widths[p] = std::stoi(w[1]);
-      } else if (tok == "$enddefinitions") {
-        expect_end(nullptr);
-        if (!scope.empty()) throw std::runtime_error("VCD: unclosed $scope");
-        definitions = false;
-      } else if (tok[0] == '$') {
-        expect_end(nullptr);  // $date, $version, $comment
-      } else {
-        throw std::runtime_error("VCD: unexpected '" + tok + "' in the header");
-      }
-      continue;
-    }
-    if (tok == "$dumpvars" || tok == "$end") continue;
-    if (tok == "$comment") {
-      expect_end(nullptr);
-      continue;
-    }
-    if (tok[0] == '#') {
-      const uint64_t t = std::stoull(tok.substr(1));
-      if (t < now) throw std::runtime_error("VCD: time goes backwards at " + tok);
-      now = t;
-      v.last_time = t;
-    } else if (tok[0] == 'b' || tok[0] == 'B') {
-      std::string id;
-      if (!(in >> id)) throw std::runtime_error("VCD: vector value without identifier");
-      record(id, std::stoull(tok.substr(1), nullptr, 2));
-    } else if (tok[0] == '0' || tok[0] == '1') {
-      record(tok.substr(1), uint64_t(tok[0] - '0'));
-    } else {
-      throw std::runtime_error("VCD: unexpected value '" + tok + "'");
-    }
-  }
-  if (definitions) throw std::runtime_error("VCD: no $enddefinitions");
   return v;
 }
 
@@ -468,7 +377,7 @@ TEST(ObservabilityTrace, NamesAreEscapedAndInvalidUtf8Replaced) {
   std::ostringstream out;
   kb::ChromeTrace t(out);
   const std::string name = std::string("k\"q\\b\n\x01 \xff\xc3(") + "\xe2\x82\xac";  // ... then a valid euro sign
-  t.launch({name, 0, 1000});
+  t.add_process("pe").launch({name, 0, 1000});
   t.finish();
   nlohmann::json j;
   ASSERT_NO_THROW(j = nlohmann::json::parse(out.str())) << out.str();  // rejects invalid UTF-8
@@ -686,6 +595,7 @@ TEST(ObservabilityStats, ConsistentWithTheOpLog) {
   // The file is what the run reports.
   nlohmann::json reported = kb::to_json(r.stats);
   reported["clock_freq_ghz"] = kb::PeConfig{}.clock_freq_ghz;
+  reported["schema_version"] = kb::kSchemaVersion;  // issue 13 item 7
   EXPECT_EQ(file, reported);
   EXPECT_EQ(file.value("verdict_rule", ""), kb::kVerdictRule);
 

@@ -92,7 +92,7 @@ TEST(OpLogOrder, AllConsumersSeeTheCanonicalOrderAndTheLastInstantOnClose) {
     ChromeTrace trace(trace_text);
     OpLog log;
     log.configure(true, csv);
-    log.set_trace(&trace);
+    log.set_trace(&trace.add_process("pe"));
     // Command 2's DISPATCH, then its stage and command 3's ending at once,
     // command 2 completing in between (its last record was added before).
     log.add(rec(Component::kPeCpu, RecordKind::kDispatch, 2, 0, 10));

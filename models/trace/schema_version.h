@@ -1,0 +1,12 @@
+// The version of the machine-readable outputs' layout (issue 13 item 7):
+// the statistics JSON (--stats), the run summary (--json) and the Chrome
+// trace's metadata ("otherData") carry it as "schema_version". One number
+// for all three: it is bumped when a field of any of them is renamed or
+// removed, or changes meaning; adding a field does not bump it.
+#pragma once
+
+namespace kb {
+
+constexpr int kSchemaVersion = 1;
+
+}  // namespace kb
