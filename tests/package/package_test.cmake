@@ -18,3 +18,18 @@ add_test(NAME Package.install_and_consume
 # builds them (every test links kb_tb). The consumer's build is ~1 compile.
 set_tests_properties(Package.install_and_consume PROPERTIES TIMEOUT 180
   PASS_REGULAR_EXPRESSION "spin latency_ps=1500000 commands=0\ngemm latency_ps=[1-9][0-9]* commands=[1-9]")
+
+# The example VP (issue 13 item 6): examples/vp against an install, its
+# driver on PE 0's regs and a tl kernel on PE 1, both checked in data mode.
+add_test(NAME Package.example_vp
+  COMMAND ${CMAKE_COMMAND}
+          -DBUILD_DIR=${CMAKE_CURRENT_BINARY_DIR}
+          -DCONSUMER_SRC=${CMAKE_CURRENT_SOURCE_DIR}/examples/vp
+          -DEXECUTABLE=kernbench_vp
+          -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/example-vp-test
+          -DCXX=${CMAKE_CXX_COMPILER}
+          -DLAUNCHER=${KB_PACKAGE_LAUNCHER}
+          -DCONFIG=$<CONFIG>
+          -P ${CMAKE_CURRENT_SOURCE_DIR}/tests/package/run_package_test.cmake)
+set_tests_properties(Package.example_vp PROPERTIES TIMEOUT 300
+  PASS_REGULAR_EXPRESSION "driver gemm 64x64x64: .* OK\n.*driver gqa tile .* OK\n.*pe1 tl_gemm .* OK\nvp: PASS")

@@ -1,12 +1,16 @@
-# cmake -P script of the test Package.install_and_consume: install BUILD_DIR
-# into WORK_DIR/prefix, configure and build CONSUMER_SRC against it (only
-# CMAKE_PREFIX_PATH points there: find_package must do the rest), run it.
+# cmake -P script of the tests Package.install_and_consume and
+# Package.example_vp: install BUILD_DIR into WORK_DIR/prefix, configure and
+# build CONSUMER_SRC against it (only CMAKE_PREFIX_PATH points there:
+# find_package must do the rest), run its EXECUTABLE (default: consumer).
 foreach(v BUILD_DIR CONSUMER_SRC WORK_DIR CXX)
   if(NOT DEFINED ${v})
     message(FATAL_ERROR "run_package_test: -D${v}= is required")
   endif()
 endforeach()
 
+if(NOT EXECUTABLE)
+  set(EXECUTABLE consumer)
+endif()
 set(prefix ${WORK_DIR}/prefix)
 set(consumer_build ${WORK_DIR}/consumer-build)
 file(REMOVE_RECURSE ${WORK_DIR})
@@ -51,6 +55,6 @@ step("consumer configure" ${CMAKE_COMMAND} -S ${CONSUMER_SRC} -B ${consumer_buil
      -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=${CXX} ${launcher_arg}
      -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF)
 step("consumer build" ${CMAKE_COMMAND} --build ${consumer_build})
-step("consumer run" ${consumer_build}/consumer)
+step("consumer run" ${consumer_build}/${EXECUTABLE})
 # The consumer's output for ctest's PASS_REGULAR_EXPRESSION.
 message("${step_out}")
