@@ -3,6 +3,7 @@
 #include <string>
 
 #include "models/mem/address_map.h"
+#include "models/pe/descriptor.h"
 
 namespace kb {
 
@@ -70,8 +71,18 @@ Pe::Pe(sc_core::sc_module_name name, const PeConfig& cfg, uint32_t index, const 
   });
   pe_regs.on_doorbell([this](const std::string& kernel_name, const Kernel& kernel) { pe_cpu.launch(kernel_name, kernel); });
   pe_regs.cpu_busy([this] { return pe_cpu.busy(); });
-  // pe_regs.on_tensor_write: wired to the tensor table's install once it
-  // exists (issue 13 item 1); until then a table write gets an error response.
+  // A driver's tensor descriptor: decoded (layout) and validated into the
+  // table (issue 13 item 1); a refusal is the write's error (kBadTensor).
+  pe_regs.on_tensor_write([this](Handle h, const uint8_t* bytes) -> std::string {
+    try {
+      table_.install(h, desc::decode_tensor(bytes, regs::kTensorDescBytes));
+    } catch (const desc::DecodeError& e) {
+      return e.what();
+    } catch (const KernelError& e) {
+      return e.what();
+    }
+    return {};
+  });
 }
 
 }  // namespace kb

@@ -131,6 +131,7 @@ TEST(RegsQueue, DescriptorsThroughRegsRunAndRaiseTheDrainedIrq) {
     });
     test::bind_checked(cpu.socket, pe.regs, "regs_checker");
     sc_core::sc_start();
+    pe.op_log().flush();  // no launch ended to flush the last instant's records
     uint64_t first_dma_end = UINT64_MAX, last_end = 0;
     int dma = 0, gemms = 0;
     for (const OpRecord& rec : pe.op_log().records()) {
