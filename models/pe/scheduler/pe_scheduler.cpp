@@ -70,6 +70,11 @@ static_assert(std::is_same_v<std::variant_alternative_t<size_t(desc::Type::kMath
 static_assert(std::is_same_v<std::variant_alternative_t<size_t(desc::Type::kCopy) - 1, Command>, CopyCmd>);
 static_assert(std::is_same_v<std::variant_alternative_t<size_t(desc::Type::kComposite) - 1, Command>, CompositeCmd>);
 
+// The completion id in a write's framing (bytes 1-3), 0 when it has none.
+uint32_t framed_id(const unsigned char* data, unsigned len) {
+  return len >= 4 ? uint32_t(data[1]) | uint32_t(data[2]) << 8 | uint32_t(data[3]) << 16 : 0;
+}
+
 std::string descriptor_name(uint32_t completion_id, const Command& c) {
   return "descriptor #" + std::to_string(completion_id) + " (" + command_type_name(c) + ")";
 }
@@ -134,8 +139,7 @@ bool PeScheduler::take_descriptor(tlm::tlm_generic_payload& payload, Incoming& w
                               descriptor_name(cid, c) + ": " + std::to_string(len) + " bytes, its logical bytes are " +
                                   std::to_string(logical_bytes(c)));
     }
-    const uint32_t framed = len >= 4 ? uint32_t(data[1]) | uint32_t(data[2]) << 8 | uint32_t(data[3]) << 16 : 0;
-    if (len < 4 || data[0] != uint8_t(c.index() + 1) || framed != cid) {
+    if (len < 4 || data[0] != uint8_t(c.index() + 1) || framed_id(data, len) != cid) {
       return descriptor_error(payload, ErrorCode::kMalformed, cid,
                               descriptor_name(cid, c) + ": the bytes' framing does not name the extension's command");
     }
@@ -151,9 +155,7 @@ bool PeScheduler::take_descriptor(tlm::tlm_generic_payload& payload, Incoming& w
     w.decoded = std::move(d.cmd);
     w.completion_id = d.completion_id;
   } catch (const desc::DecodeError& e) {
-    // The framing's id, when the write has one.
-    const uint32_t cid = len >= 4 ? uint32_t(data[1]) | uint32_t(data[2]) << 8 | uint32_t(data[3]) << 16 : 0;
-    return descriptor_error(payload, e.code, cid, e.what());
+    return descriptor_error(payload, e.code, framed_id(data, len), e.what());
   }
   // PE_CPU's dispatch checks, in its order (pe_cpu.cpp), for a command no
   // PE_CPU checked.
