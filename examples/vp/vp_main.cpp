@@ -67,7 +67,7 @@ int sc_main(int, char*[]) {
   kb::PeConfig cfg;
   cfg.data_mode = true;  // values move and are checked
   VpMemory dram("dram", sc_core::sc_time(50, sc_core::SC_NS));
-  kb::Pe pe0("pe0", cfg, 0), pe1("pe1", cfg, 1);
+  kb::Pe pe0("pe0", cfg, kb::flat_place(0, 2)), pe1("pe1", cfg, kb::flat_place(1, 2));
   HostDriver driver("driver");
   Launcher launcher("launcher", pe1);
   sc_core::sc_signal<bool> irq0("irq0");

@@ -113,6 +113,8 @@ const Entry kSchema[] = {
     {"pe.attrs.scheduler.queue_depth", Kind::kUint, U(1, 4096),
      KB_FIELD(scheduler.queue_depth),
      "accepted-but-incomplete descriptors, entries"},
+    {"pe.attrs.ipc.queue_depth", Kind::kUint, U(1, 4096), KB_FIELD(ipc.queue_depth),
+     "PE_IPC receive queue: messages arrived and not yet taken by a recv"},
     {"pe.attrs.tile.m", Kind::kUint, kDim, KB_FIELD(tile.m),
      "hardware tile M, elements"},
     {"pe.attrs.tile.n", Kind::kUint, kDim, KB_FIELD(tile.n),
@@ -150,6 +152,18 @@ const Entry kSchema[] = {
      KB_FIELD(tcm.bytes_per_cycle), "FETCH/STORE bandwidth, bytes per cycle"},
     {"pe.attrs.tcm.latency_cycles", Kind::kUint, kCycles, KB_FIELD(tcm.latency_cycles),
      "access latency, cycles"},
+    {"topology.mesh.h", Kind::kUint, U(1, 16), KB_FIELD(topology.mesh.h),
+     "mesh rows of cubes (mesh runs; single-PE benches ignore topology)"},
+    {"topology.mesh.w", Kind::kUint, U(1, 16), KB_FIELD(topology.mesh.w), "mesh columns of cubes"},
+    {"topology.cube.pes", Kind::kUint, U(1, 64), KB_FIELD(topology.cube.pes),
+     "PEs per cube, each with its own HBM slice (pe.attrs.hbm)"},
+    {"topology.cube.interconnect_latency_cycles", Kind::kUint, kCycles,
+     KB_FIELD(topology.cube.interconnect_latency_cycles),
+     "added to an access leaving the PE's own slice, cycles"},
+    {"topology.link.gbps", Kind::kFloat, F(0.001, 1000000), KB_FIELD(topology.link.gbps),
+     "UCIe link bandwidth per direction, GB/s"},
+    {"topology.link.latency_cycles", Kind::kUint, kCycles, KB_FIELD(topology.link.latency_cycles),
+     "UCIe link latency per hop, cycles"},
 };
 
 #undef KB_FIELD

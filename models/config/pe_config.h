@@ -77,6 +77,41 @@ struct SchedulerConfig {
   uint64_t queue_depth = 8;  // accepted-but-incomplete descriptors
 };
 
+// PE_IPC (issue 14 item 5): the receive queue holds at most queue_depth
+// messages that arrived and no recv has taken yet; a send to a full queue
+// waits (back-pressure).
+struct IpcConfig {
+  uint64_t queue_depth = 4;
+};
+
+// The system a mesh run builds (issue 14 items 1-3; models/top/mesh_top.h):
+// h x w cubes, row-major (cube = y * w + x), each of `pes` PEs with one HBM
+// slice per PE (pe.attrs.hbm is one slice), joined by UCIe links between
+// neighbours. Single-PE benches ignore it (the single-PE top stays the
+// default); the defaults are the origin's 2 x 4 mesh of 8-PE cubes.
+struct MeshShapeConfig {
+  uint64_t h = 2;
+  uint64_t w = 4;
+};
+struct CubeConfig {
+  uint64_t pes = 8;
+  // Added to every access that leaves a PE's own HBM slice through the cube
+  // interconnect: another PE's slice or IPC queue, or the mesh.
+  uint64_t interconnect_latency_cycles = 32;
+};
+// One UCIe link per direction between neighbouring cubes.
+struct LinkConfig {
+  double gbps = 128.0;            // per direction
+  uint64_t latency_cycles = 20;   // per hop, first byte
+};
+struct TopologyConfig {
+  MeshShapeConfig mesh;
+  CubeConfig cube;
+  LinkConfig link;
+  uint64_t cubes() const { return mesh.h * mesh.w; }
+  uint64_t pes() const { return cubes() * cube.pes; }
+};
+
 struct PeConfig {
   double clock_freq_ghz = 1.0;
   // Data mode: HBM and TCM hold real values and the engines compute them, so
@@ -86,17 +121,20 @@ struct PeConfig {
   CostModelConfig cost_model;
   CpuConfig cpu;
   SchedulerConfig scheduler;
+  IpcConfig ipc;
   TileConfig tile;
   DmaConfig dma;
   HbmConfig hbm;
   GemmConfig gemm;
   MathConfig math;
   TcmConfig tcm;
+  TopologyConfig topology;  // the YAML's top-level `topology:` block
 
   double hbm_bytes_per_cycle() const {
     return double(hbm.pseudo_channels) * hbm.channel_gbps * hbm.efficiency /
            clock_freq_ghz;
   }
+  double link_bytes_per_cycle() const { return topology.link.gbps / clock_freq_ghz; }
 };
 
 // A bad configuration: message names the source (file:line or --set), the

@@ -16,14 +16,15 @@ std::vector<Router::Region> bus_map(const PeConfig& cfg) {
 
 }  // namespace
 
-Pe::Pe(sc_core::sc_module_name name, const PeConfig& cfg, uint32_t index, const LinkBinder& binder)
+Pe::Pe(sc_core::sc_module_name name, const PeConfig& cfg, PePlace place, const LinkBinder& binder)
     : sc_module(name),
       mem("mem"),
       regs("regs"),
       irq("irq"),
+      ipc("ipc"),
       cfg_(cfg),
-      index_(index),
-      table_(cfg_.tcm.size_bytes, hbm_alloc_base(index)),
+      place_(place),
+      table_(cfg_.tcm.size_bytes, hbm_alloc_base(place.global)),
       pe_cpu("pe_cpu", cfg_, table_, log_),
       pe_scheduler("pe_scheduler", cfg_, table_, log_),
       pe_regs("pe_regs", pe_scheduler),
@@ -31,6 +32,7 @@ Pe::Pe(sc_core::sc_module_name name, const PeConfig& cfg, uint32_t index, const 
       pe_gemm("pe_gemm", cfg_),
       pe_math("pe_math", cfg_),
       pe_tcm("pe_tcm", cfg_),
+      pe_ipc("pe_ipc", cfg_),
       pe_bus("pe_bus", bus_map(cfg_)) {
   const LinkBinder bind = binder ? binder : [](tlm::tlm_initiator_socket<32>& from, TargetSocketBase& to,
                                                const std::string&) { from.bind(to); };
@@ -41,6 +43,8 @@ Pe::Pe(sc_core::sc_module_name name, const PeConfig& cfg, uint32_t index, const 
   // The front door (issue 13): a VP's descriptor writes join PE_CPU's.
   link(pe_regs.queue, pe_scheduler.in);
   regs.bind(pe_regs.in);  // hierarchical: the PE's own socket
+  ipc.bind(pe_ipc.msg);   // hierarchical
+  pe_cpu.set_place(place_);
   pe_regs.irq.bind(irq);
   // The engines, in the engine table's order (models/trace/component_table.h).
   StageEngine* const engines[kNumEngines] = {&pe_dma, &pe_gemm, &pe_math, &pe_tcm};

@@ -32,6 +32,8 @@
 #include "models/pe/regs/pe_regs.h"
 #include "models/pe/scheduler/pe_scheduler.h"
 #include "models/pe/engines/pe_tcm.h"
+#include "models/pe/ipc/pe_ipc.h"
+#include "models/pe/pe_place.h"
 #include "models/pe/tensor_table.h"
 #include "models/trace/op_log.h"
 
@@ -51,14 +53,18 @@ class Pe : public sc_core::sc_module {
   tlm::tlm_initiator_socket<32> mem;  // to the interconnect: HBM and beyond
   RegsSocket regs;                    // the register block (PE_REGS, register_map.h); may stay unbound
   IrqPort irq;                        // high while IRQ_STATUS & IRQ_ENABLE != 0; may stay unbound
+  // The IPC receive window (PE_IPC, issue 14 item 5): the top routes
+  // ipc_window(index()) here; may stay unbound (a PE alone sends nothing).
+  RegsSocket ipc;
 
-  // `index`: the PE's number in its top; it places the PE's HBM
-  // allocations (models/mem/address_map.h).
-  Pe(sc_core::sc_module_name name, const PeConfig& cfg, uint32_t index = 0,
+  // `place`: where the PE sits in its top; place.global places the PE's
+  // HBM allocations (models/mem/address_map.h).
+  Pe(sc_core::sc_module_name name, const PeConfig& cfg, PePlace place = {},
      const LinkBinder& binder = {});
 
   const PeConfig& config() const { return cfg_; }
-  uint32_t index() const { return index_; }
+  uint32_t index() const { return place_.global; }  // the global PE number
+  const PePlace& place() const { return place_; }
   OpLog& op_log() { return log_; }
   TensorTable& tensors() { return table_; }
   uint64_t tcm_data_bytes() const { return pe_tcm.stored_bytes(); }  // data mode's TCM allocation
@@ -78,7 +84,7 @@ class Pe : public sc_core::sc_module {
 
  private:
   const PeConfig cfg_;  // owned copy: modules keep references to it
-  const uint32_t index_;
+  const PePlace place_;
   OpLog log_;
   TensorTable table_;
 
@@ -90,6 +96,7 @@ class Pe : public sc_core::sc_module {
   PeGemm pe_gemm;
   PeMath pe_math;
   PeTcm pe_tcm;
+  PeIpc pe_ipc;
   Router pe_bus;
 };
 

@@ -49,6 +49,21 @@ class Tl {
   Tensor view(const Tensor& t, int64_t row0, int64_t nrows, int64_t col0 = 0,
               int64_t ncols = -1);
   Tensor rows(const Tensor& t, int64_t row0, int64_t nrows) { return view(t, row0, nrows); }
+  // In global PE `owner`'s HBM slice (a cube or mesh; issue 14 item 4).
+  Tensor hbm_on(uint32_t owner, const std::string& name, int64_t rows, int64_t cols, Dtype dtype);
+
+  // --- SPMD (issue 14 item 4): where this PE sits. Global PE numbers are
+  // cube * pes_per_cube + pe; cubes are row-major (y * mesh_w + x). A
+  // single-PE top is a 1 x 1 mesh of one 1-PE cube.
+  const PePlace& place() const { return cpu_.place(); }
+  uint32_t cube_id() const { return place().cube; }
+  uint32_t pe_id() const { return place().pe; }
+  uint32_t global_pe() const { return place().global; }
+  uint32_t mesh_h() const { return place().mesh_h; }
+  uint32_t mesh_w() const { return place().mesh_w; }
+  uint32_t pes_per_cube() const { return place().pes_per_cube; }
+  uint32_t num_cubes() const { return place().cubes(); }
+  uint32_t num_pes() const { return place().pes(); }
 
   // --- single-op commands (ADR-0064 D8 FIXED)
   void load(const Tensor& dst_tcm, const Tensor& src_hbm);   // DmaReadCmd
@@ -75,6 +90,13 @@ class Tl {
   void fill(const Tensor& out, double value) { math(MathOp::kFill, out, {}, {{"value", value}}); }
   void rowmax(const Tensor& out, const Tensor& a) { math(MathOp::kRowMax, out, {a}); }
   void rowsum(const Tensor& out, const Tensor& a) { math(MathOp::kRowSum, out, {a}); }
+
+  // --- IPC (issue 14 item 5): single-op commands (ADR-0064 D8 FIXED) on
+  // PE_IPC. send moves src's bytes into global PE dst_pe's IPC receive
+  // queue; recv completes once the oldest message from global PE src_pe
+  // has arrived, and leaves it in dst (same byte count).
+  void send(const Tensor& src, uint32_t dst_pe);  // SendCmd
+  void recv(const Tensor& dst, uint32_t src_pe);  // RecvCmd
 
   // --- composite (ADR-0064 D1, D7: over the cap throws at emit time)
   // One CompositeCmd: PE_SCHEDULER expands it into its tile plan. rw_handles

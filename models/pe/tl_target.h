@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "models/pe/commands.h"
+#include "models/pe/pe_place.h"
 #include "models/pe/tensor_table.h"
 
 namespace kb {
@@ -55,6 +56,9 @@ class TlTarget {
   // Descriptor-table entries (no command, no time). Throw KernelError.
   virtual Handle declare(const std::string& name, MemSpace space, int64_t rows, int64_t cols,
                          Dtype dtype) = 0;
+  // A tensor in global PE `owner`'s HBM slice (issue 14 item 4).
+  virtual Handle declare_on(uint32_t owner, const std::string& name, int64_t rows, int64_t cols,
+                            Dtype dtype) = 0;
   virtual Handle view(Handle base, int64_t row0, int64_t nrows, int64_t col0, int64_t ncols) = 0;
   // A tensor at a given address (replay of a recorded stream).
   virtual Handle declare_at(const std::string& name, MemSpace space, int64_t rows, int64_t cols,
@@ -67,6 +71,8 @@ class TlTarget {
   virtual std::vector<float> host_read(Handle h) = 0;
 
   virtual DispatchTotals dispatch_totals() const = 0;
+  // Where the PE sits in its top (SPMD kernels, issue 14 item 4).
+  virtual const PePlace& place() const = 0;
   // A figure the kernel reports about itself (in the launch's result).
   virtual void add_metric(const std::string& name, double value) = 0;
   // What the next dispatch() will be numbered: its command ID (when it is

@@ -6,17 +6,32 @@
 
 namespace kb {
 
+namespace {
+
+// PE i's IPC window (issue 14 item 5), then the HBM.
+std::vector<Router::Region> top_map(uint32_t pes) {
+  std::vector<Router::Region> map;
+  for (uint32_t i = 0; i < pes; ++i) {
+    map.push_back({"ipc_" + std::to_string(i), MemoryRange{ipc_window(i), ipc_window(i) + kIpcWindowStride}});
+  }
+  map.push_back({"hbm", MemoryRange{kHbmBase, 0}});
+  return map;
+}
+
+}  // namespace
+
 PeTop::PeTop(const PeConfig& cfg, uint32_t pes, const LinkBinder& binder, const LinkBinder& mem_binder)
-    : interconnect_("interconnect", {{"hbm", MemoryRange{kHbmBase, 0}}}),
+    : interconnect_("interconnect", top_map(pes)),
       hbm_("hbm", hbm_timing(cfg), MemoryRange{kHbmBase, 0}, cfg.data_mode) {
   for (uint32_t i = 0; i < pes; ++i) {
     const std::string name = pes == 1 ? "pe" : "pe_" + std::to_string(i);
-    pes_.push_back(std::make_unique<Pe>(name.c_str(), cfg, i, binder));
+    pes_.push_back(std::make_unique<Pe>(name.c_str(), cfg, flat_place(i, pes), binder));
     Pe& pe = *pes_.back();
     if (mem_binder) mem_binder(pe.mem, interconnect_.in, std::string(pe.mem.name()) + " -> interconnect.in");
     else pe.mem.bind(interconnect_.in);
   }
-  interconnect_.out[0].bind(hbm_.in);
+  for (uint32_t i = 0; i < pes; ++i) interconnect_.out[i].bind(pes_[i]->ipc);
+  interconnect_.out[pes].bind(hbm_.in);
 }
 
 PeSignals pe_signals(const Pe& pe) {

@@ -360,7 +360,7 @@ TEST(ForeignMemory, BTransportOnlyMemoryBehindMemServesDmaWithValues) {
     PeConfig cfg;
     cfg.data_mode = true;
     Checked c;
-    Pe pe("pe", cfg, 0, c.binder());
+    Pe pe("pe", cfg, PePlace{}, c.binder());
     VpMemory mem("vp_memory");
     c.binder()(pe.mem, mem.in, "pe.mem -> vp_memory.in");
     std::vector<float> got, want;
@@ -422,7 +422,7 @@ TEST_P(RefusedBurst, FailsTheLaunchNamingTheCommandAndTheBurst) {
   const nlohmann::json j = run_function_isolated([late] {
     PeConfig cfg;
     Checked c;
-    Pe pe("pe", cfg, 0, c.binder());
+    Pe pe("pe", cfg, PePlace{}, c.binder());
     RefusingMemory mem("refusing", late);
     c.binder()(pe.mem, mem.in, "pe.mem -> refusing.in");
     pe.pe_cpu.launch("load", [](Tl& tl) {

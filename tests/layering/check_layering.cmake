@@ -16,9 +16,9 @@ get_filename_component(SRC "${SRC}" ABSOLUTE)
 # The tl layer: what a kernel sees through tl.h.
 set(tl_files models/pe/tl.h models/pe/tl.cpp models/pe/tl_target.h models/pe/commands.h
     models/pe/commands.cpp models/pe/tensor_table.h models/pe/tensor_table.cpp
-    models/pe/descriptor.h models/pe/descriptor.cpp models/pe/register_map.h)
+    models/pe/descriptor.h models/pe/descriptor.cpp models/pe/register_map.h models/pe/pe_place.h)
 set(tl_headers models/pe/tl.h models/pe/tl_target.h models/pe/commands.h models/pe/tensor_table.h
-    models/pe/descriptor.h models/pe/register_map.h)
+    models/pe/descriptor.h models/pe/register_map.h models/pe/pe_place.h)
 
 # Rule per file: the project headers it may include (regexes over the
 # quoted path). The first matching rule applies; files under tests/ and

@@ -32,12 +32,14 @@ static bool operator==(const PeConfig& a, const PeConfig& b) {
         c.clock_freq_ghz, c.data_mode, c.cost_model.fixed_per_cmd_cycles,
         c.cost_model.fixed_per_single_op_cmd_cycles,
         c.cost_model.byte_cycles_recip, c.cost_model.max_composite_logical_bytes,
-        c.cpu.descriptor_extension, c.scheduler.queue_depth, c.tile.m, c.tile.n, c.tile.k, c.dma.setup_cycles,
+        c.cpu.descriptor_extension, c.scheduler.queue_depth, c.ipc.queue_depth, c.tile.m, c.tile.n, c.tile.k, c.dma.setup_cycles,
         c.hbm.pseudo_channels, c.hbm.channel_gbps, c.hbm.efficiency,
         c.hbm.latency_cycles, c.gemm.array_rows, c.gemm.array_cols, c.math.lanes,
         c.math.pipeline_latency_cycles, c.math.elementwise_cycles,
         c.math.transcendental_cycles, c.tcm.size_bytes, c.tcm.bytes_per_cycle,
-        c.tcm.latency_cycles);
+        c.tcm.latency_cycles, c.topology.mesh.h, c.topology.mesh.w, c.topology.cube.pes,
+        c.topology.cube.interconnect_latency_cycles, c.topology.link.gbps,
+        c.topology.link.latency_cycles);
   };
   return fields(a) == fields(b);
 }
@@ -253,6 +255,7 @@ TEST(PeConfig, KeysListEveryKeyWithDefaults) {
       "pe.attrs.pe_cost_model.max_composite_logical_bytes",
       "pe.attrs.cpu.descriptor_extension",
       "pe.attrs.scheduler.queue_depth",
+      "pe.attrs.ipc.queue_depth",
       "pe.attrs.tile.m",
       "pe.attrs.tile.n",
       "pe.attrs.tile.k",
@@ -270,6 +273,12 @@ TEST(PeConfig, KeysListEveryKeyWithDefaults) {
       "pe.attrs.tcm.size_bytes",
       "pe.attrs.tcm.bytes_per_cycle",
       "pe.attrs.tcm.latency_cycles",
+      "topology.mesh.h",
+      "topology.mesh.w",
+      "topology.cube.pes",
+      "topology.cube.interconnect_latency_cycles",
+      "topology.link.gbps",
+      "topology.link.latency_cycles",
   };
   const auto& keys = pe_config_keys();
   std::vector<std::string> names;

@@ -57,6 +57,13 @@ Handle PeCpu::declare(const std::string& name, MemSpace space, int64_t rows, int
   return h;
 }
 
+Handle PeCpu::declare_on(uint32_t owner, const std::string& name, int64_t rows, int64_t cols,
+                         Dtype dtype) {
+  // Contract placeholder (issue 14 item 4): only the PE's own slice so far.
+  if (owner != place_.global) throw KernelError("tl.hbm_on: another PE's slice is not built yet");
+  return declare(name, MemSpace::kHbm, rows, cols, dtype);
+}
+
 Handle PeCpu::view(Handle base, int64_t row0, int64_t nrows, int64_t col0, int64_t ncols) {
   const Handle h = table_.view(base, row0, nrows, col0, ncols);
   if (observer_) observer_->on_tensor(table_.at(h), table_.name_of(table_.at(h)));

@@ -136,11 +136,15 @@ class PeCpu : public sc_core::sc_module, public TlTarget {
   }
   Handle declare(const std::string& name, MemSpace space, int64_t rows, int64_t cols,
                  Dtype dtype) override;
+  Handle declare_on(uint32_t owner, const std::string& name, int64_t rows, int64_t cols,
+                    Dtype dtype) override;
   Handle view(Handle base, int64_t row0, int64_t nrows, int64_t col0, int64_t ncols) override;
   // A tensor at a given address (replay of a recorded stream).
   Handle declare_at(const std::string& name, MemSpace space, int64_t rows, int64_t cols,
                     Dtype dtype, uint64_t address, int64_t row_stride) override;
   DispatchTotals dispatch_totals() const override;
+  const PePlace& place() const override { return place_; }
+  void set_place(const PePlace& p) { place_ = p; }  // the PE, at construction
   // What the next dispatch() will be numbered: its command ID (when it is
   // not tl.cycles(n)) and its ticket (see CommandFault).
   uint64_t next_command_id() const override { return next_id_; }
@@ -205,6 +209,7 @@ class PeCpu : public sc_core::sc_module, public TlTarget {
 
   const PeConfig& cfg_;
   TensorTable& table_;
+  PePlace place_;
   OpLog& log_;
   DataPort host_;  // on `data`
   InitTracker init_;
