@@ -41,6 +41,13 @@ class BenchParams {
   std::map<std::string, std::string> values_;
 };
 
+// Outputs a system bench writes for its one mesh run (tb/mesh_run.h).
+struct SystemOutputs {
+  std::string oplog, trace, vcd;
+  double timeout_s = 0;
+  bool any() const { return !oplog.empty() || !trace.empty() || !vcd.empty(); }
+};
+
 struct Bench {
   std::string name;
   std::string description;
@@ -55,6 +62,16 @@ struct Bench {
   // Flattened figure keys shown by `kernbench sweep` on the terminal
   // (every key goes to --csv). Empty: every key.
   std::vector<std::string> sweep_columns;
+  // A system bench (issue 14) runs meshes of cubes (tb/mesh_run.h), each
+  // mesh run in a forked child, instead of launches on one PE: system()
+  // returns its figures (and throws BenchError when a run fails) and
+  // system_report prints them. `launches`, `figures` and `report` are then
+  // unused. Outputs (op log, trace, VCD) need a single mesh run: a bench
+  // throws BenchError for outputs with parameters that make several.
+  std::function<nlohmann::json(const BenchParams&, const PeConfig&, const SystemOutputs&)> system;
+  std::function<void(std::ostream&, const BenchParams&, const PeConfig&, const nlohmann::json&)>
+      system_report;
+  bool is_system() const { return bool(system); }
 };
 
 // Generic figures of one launch: latency, dispatch totals, stall, per-
@@ -67,6 +84,12 @@ nlohmann::json bench_figures(const Bench& b, const BenchParams& p, const PeConfi
                              const RunResult& r);
 
 struct BenchError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// A system bench's mesh run failed (a kernel error, a deadlock, a crash):
+// the CLI's exit status 1, where BenchError is bad input (2).
+struct SystemRunError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 

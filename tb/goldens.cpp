@@ -23,6 +23,14 @@ nlohmann::json golden_figures(const Bench& b, const RunResult& r) {
   return j;
 }
 
+nlohmann::json golden_run(const Bench& b) {
+  if (!b.is_system()) return golden_figures(b, run_isolated(golden_spec(b)));
+  nlohmann::json j;
+  j["bench"] = b.name;
+  j["figures"] = b.system(BenchRegistry::instance().params(b, {}), PeConfig{}, SystemOutputs{});
+  return j;
+}
+
 std::vector<std::string> golden_diff(const nlohmann::json& expected, const nlohmann::json& actual,
                                      const std::string& path) {
   std::vector<std::string> out;

@@ -20,6 +20,10 @@ std::string golden_path(const std::string& dir, const std::string& bench);
 RunSpec golden_spec(const Bench& b);
 // Figures of a finished golden run (throws BenchError if the run failed).
 nlohmann::json golden_figures(const Bench& b, const RunResult& r);
+// A bench's golden figures from fresh runs at its defaults: a PE bench in
+// one forked run, a system bench through its own mesh runs (throws
+// BenchError when a run fails).
+nlohmann::json golden_run(const Bench& b);
 // Differences between two figure documents, one line each ("" if equal).
 std::vector<std::string> golden_diff(const nlohmann::json& expected, const nlohmann::json& actual,
                                      const std::string& path = "");

@@ -21,6 +21,7 @@
 #include "models/config/pe_config.h"
 #include "models/util/checked.h"
 #include "models/util/output_file.h"
+#include "models/trace/schema_version.h"
 #include "tb/bench_registry.h"
 #include "tb/command_stream.h"
 #include "tb/goldens.h"
@@ -175,6 +176,35 @@ int report_run(const std::string& title, const std::string& name, const kb::RunR
   return 0;
 }
 
+// A system bench (issue 14): its own mesh runs, its figures, its report.
+int run_system(const kb::Bench& bench, const kb::BenchParams& p, const kb::PeConfig& cfg, const std::string& oplog,
+               const std::string& json, const std::string& record, const Outputs& outputs, double timeout) {
+  if (!record.empty()) throw kb::BenchError("--record: bench '" + bench.name + "' runs meshes; only PE benches record a command stream");
+  if (!outputs.stats.empty()) throw kb::BenchError("--stats: bench '" + bench.name + "' runs meshes; use --json for its figures");
+  const auto json_out = open_output(json, "JSON summary");
+  nlohmann::json figures;
+  try {
+    figures = bench.system(p, cfg, kb::SystemOutputs{oplog, outputs.trace, outputs.vcd, timeout});
+  } catch (const kb::SystemRunError& e) {
+    std::cerr << "kernbench: run '" << bench.name << "' failed: " << e.what() << "\n";
+    return kExitRunFailed;
+  }
+  bench.system_report(std::cout, p, cfg, figures);
+  if (!oplog.empty()) std::cout << "op log written to " << oplog << "\n";
+  if (!outputs.trace.empty()) std::cout << "trace written to " << outputs.trace << "\n";
+  if (!outputs.vcd.empty()) std::cout << "VCD written to " << outputs.vcd << "\n";
+  if (json_out) {
+    nlohmann::json j;
+    j["schema_version"] = kb::kSchemaVersion;
+    j["bench"] = bench.name;
+    j["clock_freq_ghz"] = cfg.clock_freq_ghz;
+    j["figures"] = figures;
+    json_out->stream() << j.dump(2) << "\n";
+    json_out->commit();
+  }
+  return 0;
+}
+
 int cmd_run(const std::string& name, const std::string& config,
             const std::vector<std::string>& sets, const std::vector<std::string>& params,
             const std::string& oplog, const std::string& json, const std::string& record,
@@ -183,6 +213,7 @@ int cmd_run(const std::string& name, const std::string& config,
   auto& registry = kb::BenchRegistry::instance();
   const kb::Bench& bench = registry.get(name);
   const kb::BenchParams p = registry.params(bench, params);
+  if (bench.is_system()) return run_system(bench, p, cfg, oplog, json, record, outputs, timeout);
   kb::RunSpec spec;
   spec.config = cfg;
   spec.launches = bench.launches(p, cfg);
@@ -217,7 +248,7 @@ int cmd_replay(const std::string& file, const std::string& config,
 struct Axis {
   std::string key;
   std::vector<std::string> values;
-  bool config;  // a pe.* configuration key, else a bench parameter
+  bool config;  // a pe.* or topology.* configuration key, else a bench parameter
 };
 
 Axis parse_axis(const std::string& text) {
@@ -225,7 +256,7 @@ Axis parse_axis(const std::string& text) {
   if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) {
     throw kb::BenchError("--param " + text + ": expected KEY=V1,V2,...");
   }
-  Axis a{text.substr(0, eq), {}, text.rfind("pe.", 0) == 0};
+  Axis a{text.substr(0, eq), {}, text.rfind("pe.", 0) == 0 || text.rfind("topology.", 0) == 0};
   std::stringstream ss(text.substr(eq + 1));
   for (std::string v; std::getline(ss, v, ',');) {
     if (v.empty()) throw kb::BenchError("--param " + text + ": empty value");
@@ -343,6 +374,7 @@ int cmd_sweep(const std::string& name, const std::string& config,
     const bool config_axis = point_sets.size() > sets.size();
     cfgs.push_back(config_axis || cfgs.empty() ? kb::load_pe_config(config, point_sets) : cfgs.back());
     params.push_back(registry.params(bench, point_params));
+    if (bench.is_system()) continue;  // runs its own meshes, below
     kb::RunSpec spec;
     spec.config = cfgs.back();
     spec.launches = bench.launches(params.back(), cfgs.back());
@@ -350,22 +382,42 @@ int cmd_sweep(const std::string& name, const std::string& config,
     specs.push_back(std::move(spec));
   }
   const auto csv_out = open_output(csv, "sweep CSV");
-  Progress progress(specs.size());
+  Progress progress(points.size());
   progress.update(0);
-  const auto results = kb::run_many_isolated(specs, jobs, [&](size_t d, size_t) { progress.update(d); });
+  // Each point's figures, or its error.
+  std::vector<nlohmann::json> figures(points.size());
+  std::vector<std::string> errors(points.size());
+  if (bench.is_system()) {
+    for (size_t i = 0; i < points.size(); ++i) {
+      try {
+        kb::SystemOutputs none;
+        none.timeout_s = timeout;
+        figures[i] = bench.system(params[i], cfgs[i], none);
+      } catch (const kb::SystemRunError& e) {
+        errors[i] = e.what();
+      }
+      progress.update(i + 1);
+    }
+  } else {
+    const auto results = kb::run_many_isolated(specs, jobs, [&](size_t d, size_t) { progress.update(d); });
+    for (size_t i = 0; i < results.size(); ++i) {
+      if (results[i].ok) figures[i] = kb::bench_figures(bench, params[i], cfgs[i], results[i]);
+      else errors[i] = results[i].error.empty() ? "failed" : results[i].error;
+    }
+  }
 
   std::vector<std::string> header;
   for (const Axis& a : axes) header.push_back(a.key);
   std::vector<std::vector<std::string>> csv_rows;
   std::vector<std::string> csv_header = header;
   int failures = 0;
-  for (size_t i = 0; i < results.size(); ++i) {
+  for (size_t i = 0; i < points.size(); ++i) {
     std::vector<std::pair<std::string, nlohmann::json>> leaves;
-    if (results[i].ok) {
-      flatten(kb::bench_figures(bench, params[i], cfgs[i], results[i]), "", leaves);
+    if (errors[i].empty()) {
+      flatten(figures[i], "", leaves);
     } else {
       ++failures;
-      std::cerr << "kernbench: point " << i + 1 << " failed: " << results[i].error << "\n";
+      std::cerr << "kernbench: point " << i + 1 << " failed: " << errors[i] << "\n";
     }
     if (i == 0 || csv_header.size() == header.size()) {
       for (const auto& [k, v] : leaves) csv_header.push_back(k);
@@ -439,23 +491,41 @@ int cmd_goldens(bool update, const std::string& dir, int jobs) {
     }
     closedir(d);
   }
+  // PE benches run in parallel children; system benches fork their own.
   std::vector<kb::RunSpec> specs;
-  for (const kb::Bench& b : benches) specs.push_back(kb::golden_spec(b));
+  std::vector<size_t> pe_bench;  // benches[pe_bench[i]] is specs[i]
+  for (size_t i = 0; i < benches.size(); ++i) {
+    if (benches[i].is_system()) continue;
+    pe_bench.push_back(i);
+    specs.push_back(kb::golden_spec(benches[i]));
+  }
   // --update: every golden file opened before the runs, and none replaced
   // unless every bench ran.
   std::vector<std::unique_ptr<kb::OutputFile>> files;
   for (const kb::Bench& b : benches) {
     files.push_back(update ? open_output(kb::golden_path(dir, b.name), "golden file") : nullptr);
   }
-  const auto results = kb::run_many_isolated(specs, jobs);
-  std::vector<nlohmann::json> actuals;
+  const auto pe_results = kb::run_many_isolated(specs, jobs);
+  std::vector<nlohmann::json> actuals(benches.size());
+  std::vector<bool> ok(benches.size(), false);
   int failed = 0;
-  for (size_t i = 0; i < benches.size(); ++i) {
-    if (results[i].ok) {
-      actuals.push_back(kb::golden_figures(benches[i], results[i]));
+  for (size_t k = 0; k < pe_bench.size(); ++k) {
+    const size_t i = pe_bench[k];
+    if (pe_results[k].ok) {
+      actuals[i] = kb::golden_figures(benches[i], pe_results[k]);
+      ok[i] = true;
     } else {
-      actuals.emplace_back();
-      std::cerr << "kernbench: bench '" << benches[i].name << "' failed: " << results[i].error << "\n";
+      std::cerr << "kernbench: bench '" << benches[i].name << "' failed: " << pe_results[k].error << "\n";
+      ++failed;
+    }
+  }
+  for (size_t i = 0; i < benches.size(); ++i) {
+    if (!benches[i].is_system()) continue;
+    try {
+      actuals[i] = kb::golden_run(benches[i]);
+      ok[i] = true;
+    } catch (const std::exception& e) {
+      std::cerr << "kernbench: bench '" << benches[i].name << "' failed: " << e.what() << "\n";
       ++failed;
     }
   }
@@ -473,7 +543,7 @@ int cmd_goldens(bool update, const std::string& dir, int jobs) {
       std::cout << "wrote " << path << "\n";
       continue;
     }
-    if (!results[i].ok) continue;
+    if (!ok[i]) continue;
     std::vector<std::string> diff;
     try {
       diff = kb::golden_diff(kb::read_json_file(path), actual);

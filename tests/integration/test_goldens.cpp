@@ -14,7 +14,7 @@ class Golden : public ::testing::TestWithParam<std::string> {};
 TEST_P(Golden, MatchesFreshRun) {
   const Bench& b = BenchRegistry::instance().get(GetParam());
   const nlohmann::json expected = read_json_file(golden_path(kGoldenDir, b.name));
-  const nlohmann::json actual = golden_figures(b, run_isolated(golden_spec(b)));
+  const nlohmann::json actual = golden_run(b);
   const std::vector<std::string> diff = golden_diff(expected, actual);
   std::string text;
   for (const std::string& d : diff) text += "\n  " + d;
