@@ -52,6 +52,14 @@ Kernel stream_kernel(uint32_t owner, int n, int64_t rows) {
 nlohmann::json run_mesh(const PeConfig& cfg, const std::vector<std::pair<uint32_t, Kernel>>& kernels) {
   return run_function_isolated([&] {
     MeshTop top(cfg);
+    std::vector<LinkRecord> sums(top.links());  // per link: the records' bytes and time
+    for (size_t i = 0; i < top.links(); ++i) {
+      top.link(i).on_record([&sums, i](const LinkRecord& r) {
+        EXPECT_LE(r.start_ps, r.end_ps);
+        sums[i].bytes += r.bytes;
+        sums[i].end_ps += r.end_ps - r.start_ps;
+      });
+    }
     for (const auto& [g, k] : kernels) top.pe(g).pe_cpu.launch("k", k);
     sc_core::sc_start();
     nlohmann::json j;
@@ -61,7 +69,10 @@ nlohmann::json run_mesh(const PeConfig& cfg, const std::vector<std::pair<uint32_
       j["pe" + std::to_string(g)] = r.latency_ps();
     }
     for (size_t i = 0; i < top.links(); ++i) {
-      j["link"][top.link(i).basename()] = {{"bytes", top.link(i).bytes()}, {"busy_ps", top.link(i).busy_ps()}};
+      j["link"][top.link(i).basename()] = {{"bytes", top.link(i).bytes()},
+                                           {"busy_ps", top.link(i).busy_ps()},
+                                           {"record_bytes", sums[i].bytes},
+                                           {"record_ps", sums[i].end_ps}};
     }
     return j;
   });
@@ -232,6 +243,29 @@ TEST(LinkTiming, CrossCubeLoadMatchesTheLinkFormulaFor1And2Hops) {
   EXPECT_EQ(k["link"]["c1-c0"]["bytes"], bytes);
   EXPECT_EQ(k["link"]["c0-c1"]["bytes"], 0);
   EXPECT_EQ(k["link"]["c2-c1"]["busy_ps"], uint64_t(std::ceil(double(bytes) / 48.0)) * period_ps(cfg));
+  // The record sink sees what the counters count.
+  for (const auto& [name, l] : k["link"].items()) {
+    EXPECT_EQ(l["record_bytes"], l["bytes"]) << name;
+    EXPECT_EQ(l["record_ps"], l["busy_ps"]) << name;
+  }
+
+  // A store's bytes cross towards the slice: PE 0 into PE 1's slice (1 hop)
+  // pays over a store into its own slice what the load did.
+  const auto store_kernel = [rows](uint32_t owner) -> Kernel {
+    return [=](Tl& tl) {
+      const Tensor buf = tl.tcm("buf", rows, 1024, Dtype::kBf16);
+      const Tensor dst = tl.hbm_on(owner, "dst", rows, 1024, Dtype::kBf16);
+      tl.host_random(buf, 1);
+      tl.store(dst, buf);
+    };
+  };
+  const nlohmann::json own_store = run_mesh(cfg, {{0, store_kernel(0)}});
+  const nlohmann::json far_store = run_mesh(cfg, {{0, store_kernel(1)}});
+  ASSERT_FALSE(own_store.contains("error")) << own_store.dump();
+  ASSERT_FALSE(far_store.contains("error")) << far_store.dump();
+  EXPECT_EQ(ps(far_store, 0) - ps(own_store, 0), icl2 + double(hop * period_ps(cfg)));
+  EXPECT_EQ(far_store["link"]["c0-c1"]["bytes"], bytes);
+  EXPECT_EQ(far_store["link"]["c1-c0"]["bytes"], 0);
 }
 
 // Cube 0 and cube 1 both read from cube 2 on a 1 x 3 mesh: both streams'
