@@ -44,7 +44,6 @@ class Router : public sc_core::sc_module {
   Router(sc_core::sc_module_name name, std::vector<Region> regions);
   uint64_t address_errors() const { return address_errors_; }
   void set_latency(double clock_freq_ghz, LatencyCycles cycles);
-  const std::vector<Region>& regions() const { return regions_; }
 
  protected:
   // The out socket a request takes; -1: no region. A subclass may decode

@@ -57,9 +57,10 @@ uint64_t UcieLink::carry(uint64_t arrival_ps, uint64_t bytes) {
   if (!cycles) throw std::overflow_error("UCIe link: the cycle count does not fit in 64 bits");
   const uint64_t done = start + clock_.delay_ps(start, *cycles);
   const uint64_t end = start + clock_.delay_ps(start, transfer);
-  // Busy time: the part of this train's transfer not counted before.
-  busy_ps_ += end - std::max(idle ? start : train_end_ps_, start);
+  // The burst occupies the pipe from where the train was to its new end;
+  // busy time counts that part once.
   const uint64_t burst_start = idle ? start : train_end_ps_;
+  busy_ps_ += end - burst_start;
   train_start_ps_ = start;
   train_end_ps_ = end;
   train_bytes_ = *total;
