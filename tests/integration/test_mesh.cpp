@@ -149,6 +149,25 @@ TEST(MeshTop, HbmOnRefusesAPeOutsideTheTop) {
       << j.dump();
 }
 
+// A tensor placed (as a replayed stream may) in the slice of a PE the mesh
+// does not have: the mesh router answers TLM_ADDRESS_ERROR_RESPONSE and the
+// load fails with the address, no hang, no silent time.
+TEST(MeshTop, AnAddressBeyondTheMeshIsAnAddressError) {
+  const PeConfig cfg = mesh_config(1, 2, 1);
+  const uint64_t beyond = hbm_alloc_base(5);
+  const nlohmann::json j = run_mesh(cfg, {{1, [beyond](Tl& tl) {
+                                             const Tensor src = tl.tensor(tl.cpu().declare_at(
+                                                 "far", MemSpace::kHbm, 4, 64, Dtype::kFp32, beyond, 64));
+                                             const Tensor buf = tl.tcm("buf", 4, 64, Dtype::kFp32);
+                                             tl.host_random(src, 1);
+                                             tl.load(buf, src);
+                                           }}});
+  ASSERT_TRUE(j.contains("error")) << j.dump();
+  const std::string e = j["error"];
+  EXPECT_NE(e.find("PE_DMA: read of 1024 bytes at 0x510000000000 failed"), std::string::npos) << e;
+  EXPECT_NE(e.find("ADDRESS_ERROR"), std::string::npos) << e;
+}
+
 // --- tl.hbm_on's allocators
 
 TEST(SliceAllocation, OneBumpAllocatorPerSliceAndTheOwnOneUnmoved) {
