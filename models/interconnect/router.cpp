@@ -19,6 +19,17 @@ Router::Router(sc_core::sc_module_name name, std::vector<Region> regions)
   }
 }
 
+void Router::set_latency(double clock_freq_ghz, LatencyCycles cycles) {
+  clock_.emplace(clock_freq_ghz);
+  latency_ = std::move(cycles);
+}
+
+void Router::add_latency(int from, int to, sc_core::sc_time& delay) const {
+  if (!latency_) return;  // the default: no time (the PE bus, PeTop)
+  const uint64_t n = latency_(from, to);
+  if (n != 0) delay += clock_->cycles_from(delay, n);
+}
+
 int Router::route(const tlm::tlm_generic_payload& p) const {
   for (size_t i = 0; i < regions_.size(); ++i) {
     if (regions_[i].range.contains(p.get_address(), p.get_data_length())) return int(i);
@@ -27,13 +38,13 @@ int Router::route(const tlm::tlm_generic_payload& p) const {
 }
 
 void Router::b_transport(int from, tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
-  (void)from;
   const int to = route(p);
   if (to < 0) {
     ++address_errors_;
     p.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
     return;
   }
+  add_latency(from, to, delay);
   out[size_t(to)]->b_transport(p, delay);
 }
 
@@ -63,6 +74,7 @@ tlm::tlm_sync_enum Router::nb_transport_fw(int from, tlm::tlm_generic_payload& p
       return tlm::TLM_COMPLETED;
     }
     open_.push_back({&p, from, to});
+    add_latency(from, to, delay);
   } else {
     const Open* o = find(p);
     if (!o) {

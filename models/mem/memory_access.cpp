@@ -68,4 +68,19 @@ unsigned memory_debug(tlm::tlm_generic_payload& p, const MemoryRange& range, Spa
   return 0;
 }
 
+uint64_t enabled_bytes(const tlm::tlm_generic_payload& p) {
+  const unsigned char* be = p.get_byte_enable_ptr();
+  const uint64_t n = p.get_data_length();
+  const uint64_t period = p.get_byte_enable_length();
+  if (!be || period == 0) return n;
+  const uint64_t tail = n % period;
+  uint64_t per = 0, in_tail = 0;
+  for (uint64_t i = 0; i < period; ++i) {
+    if (be[i] != TLM_BYTE_ENABLED) continue;
+    ++per;
+    if (i < tail) ++in_tail;
+  }
+  return n / period * per + in_tail;
+}
+
 }  // namespace kb

@@ -33,6 +33,10 @@ struct MemoryRange {
 tlm::tlm_response_status memory_access(tlm::tlm_generic_payload& p, const MemoryRange& range,
                                        SparseMemory* store);
 
+// The bytes a transaction moves: those its byte enables let through (all
+// of them without byte enables). A fabric link counts these (issue 14).
+uint64_t enabled_bytes(const tlm::tlm_generic_payload& p);
+
 // Debug transport (transport_dbg): the bytes transferred, 0 on any error.
 unsigned memory_debug(tlm::tlm_generic_payload& p, const MemoryRange& range, SparseMemory* store);
 

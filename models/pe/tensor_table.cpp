@@ -92,6 +92,38 @@ Handle TensorTable::declare(const std::string& name, MemSpace space,
   return declare_at(name, space, rows, cols, dtype, address, cols);
 }
 
+uint64_t& TensorTable::slice_next(uint64_t slice) {
+  for (auto& [s, next] : slice_next_)
+    if (s == slice) return next;
+  slice_next_.emplace_back(slice, hbm_alloc_base(uint32_t(slice)));
+  return slice_next_.back().second;
+}
+
+Handle TensorTable::declare_in_slice(uint32_t slice, const std::string& name, int64_t rows, int64_t cols,
+                                     Dtype dtype) {
+  if (slice == own_slice_) return declare(name, MemSpace::kHbm, rows, cols, dtype);
+  if (rows <= 0 || cols <= 0) bad_shape(name, rows, cols);
+  const uint64_t address = slice_next(slice);
+  const uint64_t end = hbm_alloc_base(slice) + kHbmSliceBytes;
+  const std::optional<uint64_t> bytes = checked_product({uint64_t(rows), uint64_t(cols), dtype_bytes(dtype)});
+  if (address >= end || !bytes || *bytes > end - address) {
+    throw KernelError("tensor '" + name + "' [" + std::to_string(rows) + ", " + std::to_string(cols) +
+                      "] does not fit in PE " + std::to_string(slice) + "'s HBM slice [" +
+                      hex(hbm_alloc_base(slice)) + ", " + hex(end) + ")");
+  }
+  TensorDesc d;
+  d.name = name;
+  d.space = MemSpace::kHbm;
+  d.dtype = dtype;
+  d.rows = rows;
+  d.cols = cols;
+  d.row_stride = cols;
+  d.address = address;
+  validate_tensor(d);
+  slice_next(slice) = align_up(d.span_end());  // this slice's allocator only
+  return add(std::move(d));
+}
+
 uint64_t TensorTable::tcm_end() const {
   // TCM lies below HBM in the one address map.
   const std::optional<uint64_t> end = checked_add(kTcmBase, tcm_size_);
@@ -150,9 +182,16 @@ Handle TensorTable::declare_at(const std::string& name, MemSpace space,
   d.row_stride = row_stride;
   d.address = address;
   validate_tensor(d);
-  // Keep the bump allocators past anything declared explicitly (replay).
+  // Keep the bump allocators past anything declared explicitly (replay), as
+  // a single PE always did; a tensor in another slice also moves that
+  // slice's allocator if tl.hbm_on has used it (issue 14 item 4).
   uint64_t& next = space == MemSpace::kTcm ? tcm_next_ : hbm_next_;
   next = std::max(next, align_up(d.span_end()));
+  if (space == MemSpace::kHbm) {
+    const uint64_t slice = hbm_slice_of(d.address);
+    for (auto& [s, n] : slice_next_)
+      if (s == slice) n = std::max(n, align_up(d.span_end()));
+  }
   return add(std::move(d));
 }
 

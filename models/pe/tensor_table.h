@@ -92,12 +92,18 @@ class TensorTable {
   // peak memory then does not grow with the number of views a run makes.
   // New HBM tensors are allocated from `hbm_alloc` (the PE's, address_map.h).
   explicit TensorTable(uint64_t tcm_size_bytes, uint64_t hbm_alloc = kHbmBase)
-      : tcm_size_(tcm_size_bytes), hbm_next_(hbm_alloc), views_(kViewCapacity) {}
+      : tcm_size_(tcm_size_bytes), hbm_next_(hbm_alloc), own_slice_(hbm_slice_of(hbm_alloc)),
+        views_(kViewCapacity) {}
 
   // Allocates a new tensor (64-byte aligned). Throws KernelError when TCM is
   // full or the shape is not positive.
   Handle declare(const std::string& name, MemSpace space, int64_t rows,
                  int64_t cols, Dtype dtype);
+  // A new HBM tensor in global PE `slice`'s HBM slice (tl.hbm_on; issue 14
+  // item 4): one bump allocator per slice, from hbm_alloc_base(slice); the
+  // table's own slice is declare()'s. Throws KernelError when the tensor
+  // does not fit in the slice.
+  Handle declare_in_slice(uint32_t slice, const std::string& name, int64_t rows, int64_t cols, Dtype dtype);
   // Declares a tensor at a given address, as a recorded stream does. The
   // descriptor is validated first (validate_tensor).
   Handle declare_at(const std::string& name, MemSpace space, int64_t rows,
@@ -158,7 +164,11 @@ class TensorTable {
   uint64_t tcm_end() const;  // one past TCM's last byte
   uint64_t tcm_size_;
   uint64_t tcm_next_ = kTcmBase;
-  uint64_t hbm_next_;
+  uint64_t hbm_next_;  // the own slice's allocator
+  const uint64_t own_slice_;
+  // Other slices' allocators (tl.hbm_on), few per PE.
+  std::vector<std::pair<uint64_t, uint64_t>> slice_next_;
+  uint64_t& slice_next(uint64_t slice);
   std::vector<TensorDesc> descs_;  // declared: handle kDeclaredHandleBit | n is descs_[n - 1]
   // The tensor table's entries; handle 0 marks an empty one.
   std::vector<TensorDesc> installed_ = std::vector<TensorDesc>(regs::kTensorTableEntries);

@@ -848,5 +848,39 @@ TEST(PeConfigInput, PathologicalMebibyteFilesStaySmall) {
   }
 }
 
+// ---- issue 14: the topology block -------------------------------------------
+
+TEST(PeConfigTopology, BlockLoadsDumpsAndReloads) {
+  const TempYaml y(
+      "topology:\n"
+      "  mesh: {h: 3, w: 5}\n"
+      "  cube:\n"
+      "    pes: 4\n"
+      "    interconnect_latency_cycles: 12\n"
+      "  link:\n"
+      "    gbps: 64.5\n"
+      "    latency_cycles: 9\n");
+  const PeConfig c = load_pe_config(y.path());
+  EXPECT_EQ(c.topology.mesh.h, 3u);
+  EXPECT_EQ(c.topology.mesh.w, 5u);
+  EXPECT_EQ(c.topology.cube.pes, 4u);
+  EXPECT_EQ(c.topology.cube.interconnect_latency_cycles, 12u);
+  EXPECT_EQ(c.topology.link.gbps, 64.5);
+  EXPECT_EQ(c.topology.link.latency_cycles, 9u);
+  EXPECT_EQ(c.topology.pes(), 60u);
+  EXPECT_DOUBLE_EQ(c.link_bytes_per_cycle(), 64.5 / c.clock_freq_ghz);
+  const TempYaml dumped(dump_pe_config_yaml(c));
+  EXPECT_EQ(load_pe_config(dumped.path()), c);
+}
+
+TEST(PeConfigTopology, BadValuesNameFileLineAndKey) {
+  const TempYaml zero("topology:\n  mesh:\n    h: 2\n    w: 0\n");
+  EXPECT_THAT(error_of(zero.path()), HasSubstr(zero.path() + ":4: key 'topology.mesh.w': expected an integer in [1, 16]"));
+  const TempYaml gbps("topology:\n  link:\n    gbps: -1\n");
+  EXPECT_THAT(error_of(gbps.path()), HasSubstr(gbps.path() + ":3: key 'topology.link.gbps'"));
+  const TempYaml typo("topology:\n  cube:\n    pe: 4\n");
+  EXPECT_THAT(error_of(typo.path()), HasSubstr(typo.path() + ":3: unknown key 'topology.cube.pe'"));
+}
+
 }  // namespace
 }  // namespace kb

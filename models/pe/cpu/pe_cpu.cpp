@@ -59,9 +59,14 @@ Handle PeCpu::declare(const std::string& name, MemSpace space, int64_t rows, int
 
 Handle PeCpu::declare_on(uint32_t owner, const std::string& name, int64_t rows, int64_t cols,
                          Dtype dtype) {
-  // Contract placeholder (issue 14 item 4): only the PE's own slice so far.
-  if (owner != place_.global) throw KernelError("tl.hbm_on: another PE's slice is not built yet");
-  return declare(name, MemSpace::kHbm, rows, cols, dtype);
+  // Issue 14 item 4: any PE's slice of this top (models/mem/address_map.h).
+  if (owner >= place_.pes()) {
+    throw KernelError("tl.hbm_on('" + name + "'): PE " + std::to_string(owner) + " does not exist: the top has " +
+                      std::to_string(place_.pes()) + " PEs");
+  }
+  const Handle h = table_.declare_in_slice(owner, name, rows, cols, dtype);
+  if (observer_) observer_->on_tensor(table_.at(h), table_.name_of(table_.at(h)));
+  return h;
 }
 
 Handle PeCpu::view(Handle base, int64_t row0, int64_t nrows, int64_t col0, int64_t ncols) {
