@@ -111,7 +111,7 @@ TEST(Descriptor, MalformedBytesAreRefusedSayingWhereAndWhat) {
   std::vector<uint8_t> longer = read;
   longer.push_back(0);
   std::vector<uint8_t> bad_type = read;
-  bad_type[0] = 9;
+  bad_type[0] = 10;  // 7 (tl.cycles) and above 9 (RecvCmd) are no type
   GemmCmd g;
   g.m = g.n = g.k = 1;
   std::vector<uint8_t> flag = bytes_of(g, 0);
@@ -126,7 +126,7 @@ TEST(Descriptor, MalformedBytesAreRefusedSayingWhereAndWhat) {
       {{}, "descriptor of 0 bytes ends inside the framing (byte 0, 1 bytes needed)"},
       {std::vector<uint8_t>(read.begin(), read.end() - 1), "descriptor of 19 bytes ends inside src (byte 12, 8 bytes needed)"},
       {longer, "descriptor of 21 bytes: its fields end at byte 20 (a descriptor is exactly its logical bytes)"},
-      {bad_type, "descriptor type 9 is unknown (1 dma_read, 2 dma_write, 3 gemm, 4 math, 5 copy, 6 composite)"},
+      {bad_type, "descriptor type 10 is unknown (1 dma_read, 2 dma_write, 3 gemm, 4 math, 5 copy, 6 composite, 8 send, 9 recv)"},
       {flag, "descriptor byte 42: a gemm flag is 0 or 1"},
       {opcode, "descriptor byte 5: math opcode 200 is no MathOp (0-13)"},
       {arity, "descriptor byte 6: exp takes 1 operands, not 2"},
