@@ -14,6 +14,8 @@
 #include "models/top/deadlock.h"
 #include "models/top/pe_top.h"
 #include "tests/sim_util.h"
+#include "tb/command_stream.h"
+#include "tests/test_files.h"
 #include "tests/tlm/base_protocol_checker.h"
 
 namespace kb {
@@ -352,6 +354,38 @@ TEST(IpcErrors, PeerOutsideTheTopIsRefusedAtDispatch) {
             std::string::npos)
       << j.dump();
   EXPECT_NE(j["pe"][1]["error"].get<std::string>().find("RecvCmd: source: PE 5 does not exist"), std::string::npos);
+}
+
+// Replay text (tb/command_stream.h): send / recv lines run, a self-send on
+// one PE, and record back as they were written.
+TEST(IpcReplay, ParsesRunsAndRecordsSendAndRecv) {
+  const std::string text = test::read_file(std::string(KB_SOURCE_DIR) + "/tests/fuzz/corpus/replay/ipc_self");
+  const auto kernels = parse_command_stream(text, "ipc_self");
+  ASSERT_EQ(kernels.size(), 1u);
+  test::TempDir dir;
+  const std::string out = dir.file("again.stream");
+  const nlohmann::json j = run_function_isolated([&] {
+    PeTop top(PeConfig{}, 1);
+    StreamRecorder rec(out);
+    top.pe().pe_cpu.set_observer(&rec);
+    top.pe().launch(kernels[0].first, kernels[0].second);
+    sc_core::sc_start();
+    rec.close();
+    top.pe().op_log().flush();
+    nlohmann::json r;
+    r["launch_error"] = top.pe().pe_cpu.results().at(0).error;
+    for (const OpRecord& o : top.pe().op_log().records())
+      if (o.component == Component::kPeIpc) r["kinds"].push_back(to_string(o.kind));
+    return r;
+  });
+  ASSERT_FALSE(j.contains("error")) << j.dump();
+  EXPECT_EQ(j["launch_error"].get<std::string>(), "");
+  EXPECT_EQ(j["kinds"], nlohmann::json({"SEND", "RECV", "SEND", "RECV"}));
+  const std::string again = test::read_file(out);
+  for (const char* line : {"send src=1 dst_pe=0\n", "recv dst=2 src_pe=0\n", "recv dst=3 src_pe=0\n"})
+    EXPECT_NE(again.find(line), std::string::npos) << line << again;
+  EXPECT_THROW(parse_command_stream("kernel k\ntensor 1 a tcm bf16 8x8 @0x0\nsend src=1 dst_pe=x\n", "t"),
+               StreamError);
 }
 
 // --- item 7: the deadlock diagnostic
