@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <memory>
 
 #include "models/pe/cpu/cost_model.h"
@@ -386,6 +387,84 @@ TEST(IpcReplay, ParsesRunsAndRecordsSendAndRecv) {
     EXPECT_NE(again.find(line), std::string::npos) << line << again;
   EXPECT_THROW(parse_command_stream("kernel k\ntensor 1 a tcm bf16 8x8 @0x0\nsend src=1 dst_pe=x\n", "t"),
                StreamError);
+}
+
+// Untrusted writes into a window get error responses; a well-formed
+// message written by b_transport (an LT initiator) is taken and a recv
+// gets its bytes.
+struct WindowWriter : sc_core::sc_module {
+  tlm_utils::simple_initiator_socket<WindowWriter> out{"out"};
+  nlohmann::json got;
+  explicit WindowWriter(sc_core::sc_module_name n) : sc_module(n) {
+    SC_HAS_PROCESS(WindowWriter);
+    SC_THREAD(run);
+  }
+  int write(uint64_t a, std::vector<uint8_t> d, unsigned width = 0, bool read = false) {
+    tlm::tlm_generic_payload p;
+    p.set_command(read ? tlm::TLM_READ_COMMAND : tlm::TLM_WRITE_COMMAND);
+    p.set_address(a);
+    p.set_data_ptr(d.data());
+    p.set_data_length(unsigned(d.size()));
+    p.set_streaming_width(width ? width : unsigned(d.size()));
+    p.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    sc_core::sc_time t = sc_core::SC_ZERO_TIME;
+    out->b_transport(p, t);
+    return int(p.get_response_status());
+  }
+  static std::vector<uint8_t> header(uint64_t bytes, uint32_t src) {
+    std::vector<uint8_t> h(16, 0);
+    for (int i = 0; i < 8; ++i) h[size_t(i)] = uint8_t(bytes >> (8 * i));
+    for (int i = 0; i < 4; ++i) h[size_t(8 + i)] = uint8_t(src >> (8 * i));
+    return h;
+  }
+  void run() {
+    const uint64_t w = ipc_window(0);
+    const uint32_t me = 1;  // as if global PE 1
+    got["read"] = write(w + 16 * me, std::vector<uint8_t>(16), 0, true);
+    got["data_without_header"] = write(w + 0x8000 + 16 * me, std::vector<uint8_t>(32), 16);
+    got["wrong_source"] = write(w + 16 * me, header(8, 2));
+    got["misaligned"] = write(w + 16 * me + 4, header(8, 1));
+    got["header"] = write(w + 16 * me, header(8, me));
+    got["past_bytes"] = write(w + 0x8000 + 16 * me, std::vector<uint8_t>(16), 16);
+    std::vector<uint8_t> bytes(8);
+    for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = uint8_t(0x3f + (i % 2 ? 0x41 : 0));  // 2 fp32s
+    got["data"] = write(w + 0x8000 + 16 * me, bytes, 16);
+  }
+};
+
+TEST(IpcWindow, UntrustedWritesGetErrorResponses) {
+  PeConfig cfg;
+  cfg.data_mode = true;
+  const nlohmann::json j = run_function_isolated([&] {
+    PeTop top(cfg, 2);
+    WindowWriter writer("writer");
+    writer.out.bind(top.interconnect().in);
+    nlohmann::json r;
+    top.pe(0).launch("rx", [&](Tl& tl) {
+      const Tensor x = tl.tcm("x", 1, 2, Dtype::kFp32);
+      tl.recv(x, 1);
+      r["x"] = tl.host_read(x);
+    });
+    sc_core::sc_start();
+    r["got"] = writer.got;
+    r["launch_error"] = top.pe(0).pe_cpu.results().at(0).error;
+    return r;
+  });
+  ASSERT_FALSE(j.contains("error")) << j.dump();
+  const auto& g = j["got"];
+  EXPECT_EQ(g["read"].get<int>(), int(tlm::TLM_COMMAND_ERROR_RESPONSE));
+  EXPECT_EQ(g["data_without_header"].get<int>(), int(tlm::TLM_GENERIC_ERROR_RESPONSE));
+  EXPECT_EQ(g["wrong_source"].get<int>(), int(tlm::TLM_GENERIC_ERROR_RESPONSE));
+  EXPECT_EQ(g["misaligned"].get<int>(), int(tlm::TLM_ADDRESS_ERROR_RESPONSE));
+  EXPECT_EQ(g["header"].get<int>(), int(tlm::TLM_OK_RESPONSE));
+  EXPECT_EQ(g["past_bytes"].get<int>(), int(tlm::TLM_GENERIC_ERROR_RESPONSE));
+  EXPECT_EQ(g["data"].get<int>(), int(tlm::TLM_OK_RESPONSE));
+  EXPECT_EQ(j["launch_error"].get<std::string>(), "");
+  std::vector<uint8_t> bytes(8);
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = uint8_t(0x3f + (i % 2 ? 0x41 : 0));
+  float want[2];
+  std::memcpy(want, bytes.data(), 8);
+  EXPECT_EQ(j["x"].get<std::vector<float>>(), std::vector<float>({want[0], want[1]}));
 }
 
 // --- item 7: the deadlock diagnostic

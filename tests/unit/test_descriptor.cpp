@@ -51,6 +51,12 @@ TEST(Descriptor, SingleOpCommandsAreTheirLogicalBytes) {
   MathCmd add;
   add.op = MathOp::kAddBcast, add.operands = {5, 7}, add.out = 6;
   expect_round_trip(add);
+  // issue 14 item 5: handle + peer PE, 16 bytes.
+  expect_round_trip(SendCmd{7, 0xfffffffe});
+  expect_round_trip(RecvCmd{uint64_t(1) << 40, 3});
+  EXPECT_EQ(bytes_of(SendCmd{7, 1}).size(), 16u);
+  const std::vector<uint8_t> want = {9, 0xef, 0xcd, 0xab, 8, 7, 6, 5, 4, 3, 2, 1, 0x44, 0x33, 0x22, 0x11};
+  EXPECT_EQ(bytes_of(RecvCmd{0x0102030405060708, 0x11223344}, 0xabcdef), want);
 }
 
 TEST(Descriptor, FieldsLandWhereTheLayoutSays) {
@@ -145,7 +151,8 @@ TEST(Descriptor, MalformedBytesAreRefusedSayingWhereAndWhat) {
 // of the layout, but for the one cut short.
 TEST(Descriptor, SeedCorpusFollowsTheLayout) {
   const std::string dir = "tests/fuzz/corpus/descriptor/";
-  for (const char* name : {"dma_read", "dma_write", "copy", "gemm", "math_scale", "math_add_bcast", "composite", "truncated"}) {
+  for (const char* name : {"dma_read", "dma_write", "copy", "gemm", "math_scale", "math_add_bcast", "composite", "send", "recv",
+                           "truncated"}) {
     std::ifstream in(dir + name, std::ios::binary);
     ASSERT_TRUE(in) << name;
     const std::vector<uint8_t> b((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
