@@ -86,7 +86,8 @@ nlohmann::json launch_figures(const LaunchResult& l, const PeConfig& cfg) {
   j["dispatch_cycles_exact"] = l.dispatch_cycles_exact;
   j["stall_ns"] = double(l.stall_ps) / 1000.0;
   for (const ComponentInfo& c : kComponents) {
-    if (c.busy) j["utilisation"][c.name] = span > 0 ? double(l.busy_ps[int(c.component)]) / span : 0.0;
+    if (!c.busy || (c.optional && l.busy_ps[int(c.component)] == 0)) continue;  // component_table.h
+    j["utilisation"][c.name] = span > 0 ? double(l.busy_ps[int(c.component)]) / span : 0.0;
   }
   j["bottleneck"] = bottleneck(l);
   for (const auto& [name, value] : l.metrics) j[name] = value;

@@ -362,7 +362,7 @@ KB_REGISTER_BENCH(Bench{
       row("PE_CPU dispatch (us)", double(o2.dispatch_ps) / 1e6, double(o3.dispatch_ps) / 1e6, "%14.3f");
       row("PE_CPU stalled on full queue (us)", double(o2.stall_ps) / 1e6, double(o3.stall_ps) / 1e6, "%14.3f");
       for (const ComponentInfo& c : kComponents) {
-        if (!c.busy) continue;
+        if (!c.busy || (c.optional && !o2.busy_ps[int(c.component)] && !o3.busy_ps[int(c.component)])) continue;
         const std::string label = std::string("utilisation ") + c.name + " (%)";
         const int i = int(c.component);
         row(label.c_str(), 100.0 * double(o2.busy_ps[i]) / double(o2.latency_ps()),

@@ -171,7 +171,9 @@ void StreamRecorder::on_command(const Command& cmd) {
             }
             out_ << "end\n";
           },
-          [&](const CpuOverheadCmd& c) { out_ << "cycles " << c.cycles << "\n"; }},
+          [&](const CpuOverheadCmd& c) { out_ << "cycles " << c.cycles << "\n"; },
+          [&](const SendCmd& c) { out_ << "send src=" << id(c.src) << " dst_pe=" << c.dst << "\n"; },
+          [&](const RecvCmd& c) { out_ << "recv dst=" << id(c.dst) << " src_pe=" << c.src << "\n"; }},
       cmd);
 }
 
@@ -457,6 +459,16 @@ class Parser {
       else add(Command(CopyCmd{dst, src}));
       return;
     }
+    if (kw == "send") {  // issue 14 item 5
+      const auto f = keyed(fields(t, 1), {"src", "dst_pe"});
+      add(Command(SendCmd{ref_field(f, "src"), number<uint32_t>(required(f, "dst_pe"), "dst_pe")}));
+      return;
+    }
+    if (kw == "recv") {
+      const auto f = keyed(fields(t, 1), {"dst", "src_pe"});
+      add(Command(RecvCmd{ref_field(f, "dst"), number<uint32_t>(required(f, "src_pe"), "src_pe")}));
+      return;
+    }
     if (kw == "gemm") {
       const auto f = keyed(fields(t, 1), {"out", "a", "b", "m", "n", "k"},
                            {"transpose_b", "accumulate"});
@@ -617,7 +629,9 @@ Command with_handles(Command cmd, const std::function<Handle(Handle)>& h) {
                           }
                           for (Handle& r : c.rw_handles) r = h(r);
                         },
-                        [&](CpuOverheadCmd&) {}},
+                        [&](CpuOverheadCmd&) {},
+                        [&](SendCmd& c) { c.src = h(c.src); },
+                        [&](RecvCmd& c) { c.dst = h(c.dst); }},
              cmd);
   return cmd;
 }

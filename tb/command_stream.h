@@ -28,6 +28,8 @@
 //   dma_read  dst=ID src=ID                       DmaReadCmd  (tl.load)
 //   dma_write dst=ID src=ID                       DmaWriteCmd (tl.store)
 //   copy      dst=ID src=ID                       CopyCmd     (tl.copy)
+//   send      src=ID dst_pe=PE                    SendCmd     (tl.send; PE a global PE number)
+//   recv      dst=ID src_pe=PE                    RecvCmd     (tl.recv)
 //   gemm out=ID a=ID b=ID m=M n=N k=K [transpose_b] [accumulate]
 //                                                 GemmCmd     (tl.dot)
 //   math OP out=ID [src_a=ID] [src_b=ID] [extra=...]...

@@ -55,7 +55,7 @@ void print_stats_summary(std::ostream& os, const RunStats& s) {
     os << "    utilisation  ";
     const char* gap = "";
     for (const ComponentInfo& c : kComponents) {
-      if (!c.busy) continue;
+      if (!c.busy || (c.optional && w.components[int(c.component)].records == 0)) continue;
       os << gap << c.name << " " << pct(w.components[int(c.component)].utilisation);
       gap = "  ";
     }
@@ -102,7 +102,7 @@ void print_run_report(std::ostream& os, const std::string& title, const PeConfig
   }
   os << "  component        busy (ns)   utilisation\n";
   for (const ComponentInfo& c : kComponents) {
-    if (!c.busy) continue;
+    if (!c.busy || (c.optional && r.busy_ps[int(c.component)] == 0)) continue;
     const uint64_t busy = r.busy_ps[int(c.component)];
     os << "    " << c.name << std::string(12 - std::string(c.name).size(), ' ')
        << fmt("%12.3f", ns(busy)) << fmt("%12.1f%%", span ? 100.0 * double(busy) / double(span) : 0.0)
@@ -129,7 +129,7 @@ nlohmann::json summary_skeleton(const std::string& bench, const PeConfig& cfg, c
   j["latency_ns"] = ns(r.latency_ps());
   j["launches"] = nullptr;
   for (const ComponentInfo& c : kComponents) {
-    if (!c.busy) continue;
+    if (!c.busy || (c.optional && r.busy_ps[int(c.component)] == 0)) continue;
     const uint64_t span = r.latency_ps();
     const uint64_t busy = r.busy_ps[int(c.component)];
     j["components"][c.name] = {{"busy_ns", ns(busy)},

@@ -250,7 +250,7 @@ OpRecord record_from_json(const nlohmann::json& j) {
   const std::string comp = j.at("component"), kind = j.at("kind");
   for (int c = 0; c < kNumComponents; ++c)
     if (comp == to_string(Component(c))) r.component = Component(c);
-  for (int k = 0; k <= int(RecordKind::kMath); ++k)
+  for (int k = 0; k < kNumRecordKinds; ++k)
     if (kind == to_string(RecordKind(k))) r.kind = RecordKind(k);
   r.cmd_id = j.at("cmd_id");
   r.cmd_type = intern(j.at("cmd_type"));
@@ -268,7 +268,10 @@ OpRecord record_from_json(const nlohmann::json& j) {
 
 nlohmann::json busy_json(const uint64_t (&busy)[kNumComponents]) {
   nlohmann::json j;
-  for (int c = 0; c < kNumComponents; ++c) j[to_string(Component(c))] = busy[c];
+  for (int c = 0; c < kNumComponents; ++c) {
+    if (is_optional(Component(c)) && busy[c] == 0) continue;  // component_table.h
+    j[to_string(Component(c))] = busy[c];
+  }
   return j;
 }
 
@@ -280,7 +283,10 @@ nlohmann::json metrics_json(const std::vector<std::pair<std::string, double>>& m
 
 nlohmann::json launch_json(const LaunchResult& l) {
   nlohmann::json by_type;
-  for (int t = 0; t < kNumCommandTypes; ++t) by_type[command_type_name(t)] = l.commands_by_type[t];
+  for (int t = 0; t < kNumCommandTypes; ++t) {
+    if (is_ipc_command_type(t) && l.commands_by_type[t] == 0) continue;
+    by_type[command_type_name(t)] = l.commands_by_type[t];
+  }
   return {{"kernel", l.kernel},
           {"start_ps", l.start_ps},
           {"end_ps", l.end_ps},
@@ -305,7 +311,7 @@ LaunchResult launch_from_json(const nlohmann::json& jl) {
   l.end_ps = jl.at("end_ps");
   l.commands = jl.at("commands");
   for (int t = 0; t < kNumCommandTypes; ++t) {
-    l.commands_by_type[t] = jl.at("commands_by_type").at(command_type_name(t));
+    l.commands_by_type[t] = jl.at("commands_by_type").value(command_type_name(t), uint64_t(0));
   }
   l.logical_bytes = jl.at("logical_bytes");
   l.dispatch_cycles_exact = jl.at("dispatch_cycles_exact");
@@ -313,7 +319,7 @@ LaunchResult launch_from_json(const nlohmann::json& jl) {
   l.dispatch_ps = jl.at("dispatch_ps");
   l.stall_ps = jl.at("stall_ps");
   l.cpu_cycles_ps = jl.at("cpu_cycles_ps");
-  for (int c = 0; c < kNumComponents; ++c) l.busy_ps[c] = jl.at("busy_ps").at(to_string(Component(c)));
+  for (int c = 0; c < kNumComponents; ++c) l.busy_ps[c] = jl.at("busy_ps").value(to_string(Component(c)), uint64_t(0));
   l.error = jl.at("error");
   for (const auto& m : jl.at("metrics")) l.metrics.emplace_back(m.at(0), m.at(1));
   return l;
@@ -467,9 +473,9 @@ void header_from_json(const nlohmann::json& j, RunResult& r) {
   r.sim_wall_seconds = j.at("sim_wall_seconds");
   r.peak_rss_kb = j.at("peak_rss_kb");
   for (int c = 0; c < kNumComponents; ++c) {
-    r.records_by_component[c] = j.at("records_by_component").at(to_string(Component(c)));
+    r.records_by_component[c] = j.at("records_by_component").value(to_string(Component(c)), uint64_t(0));
   }
-  for (int c = 0; c < kNumComponents; ++c) r.busy_ps[c] = j.at("busy_ps").at(to_string(Component(c)));
+  for (int c = 0; c < kNumComponents; ++c) r.busy_ps[c] = j.at("busy_ps").value(to_string(Component(c)), uint64_t(0));
 }
 
 }  // namespace

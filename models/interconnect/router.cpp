@@ -32,7 +32,11 @@ void Router::add_latency(int from, int to, sc_core::sc_time& delay) const {
 
 int Router::route(const tlm::tlm_generic_payload& p) const {
   for (size_t i = 0; i < regions_.size(); ++i) {
-    if (regions_[i].range.contains(p.get_address(), p.get_data_length())) return int(i);
+    // A streaming burst touches [address, address + streaming width) only
+    // (IEEE 1666 14.15): a FIFO port (PE_IPC's DATA) takes long bursts.
+    const unsigned w = p.get_streaming_width();
+    const unsigned n = w && w < p.get_data_length() ? w : p.get_data_length();
+    if (regions_[i].range.contains(p.get_address(), n)) return int(i);
   }
   return -1;
 }

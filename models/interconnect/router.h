@@ -1,6 +1,6 @@
 // An address-decoding interconnect: N initiators on `in`, one initiator
 // socket per region on `out`. The first region that holds a transaction's
-// whole address range takes it; addresses pass unchanged (the map is
+// whole address range (up to the streaming width) takes it; addresses pass unchanged (the map is
 // global, models/mem/address_map.h). A transaction no region holds gets
 // TLM_ADDRESS_ERROR_RESPONSE. b_transport, nb_transport (both directions,
 // the response routed back to the initiator that sent the request),

@@ -230,6 +230,8 @@ const std::vector<TypedOp>& typed_ops(const CompositeCmd& c, std::vector<TypedOp
 uint32_t DmaReadCmd::logical_bytes() const { return lb::kFraming + 2 * lb::kHandle; }
 uint32_t DmaWriteCmd::logical_bytes() const { return lb::kFraming + 2 * lb::kHandle; }
 uint32_t CopyCmd::logical_bytes() const { return lb::kFraming + 2 * lb::kHandle; }
+uint32_t SendCmd::logical_bytes() const { return lb::kFraming + lb::kHandle + lb::kScalar; }
+uint32_t RecvCmd::logical_bytes() const { return lb::kFraming + lb::kHandle + lb::kScalar; }
 
 uint32_t GemmCmd::logical_bytes() const {
   return lb::kFraming + 3 * lb::kHandle + 3 * lb::kScalar + 2 * 1 /* bools */;
@@ -260,7 +262,8 @@ uint32_t CompositeCmd::logical_bytes() const {
 namespace {
 // In the order of Command's alternatives.
 const char* const kCommandTypeNames[kNumCommandTypes] = {
-    "DmaReadCmd", "DmaWriteCmd", "GemmCmd", "MathCmd", "CopyCmd", "CompositeCmd", "CpuOverheadCmd"};
+    "DmaReadCmd", "DmaWriteCmd", "GemmCmd", "MathCmd", "CopyCmd", "CompositeCmd", "CpuOverheadCmd",
+    "SendCmd",    "RecvCmd"};
 }  // namespace
 
 const char* command_type_name(int index) {
@@ -273,6 +276,10 @@ int command_type_index(std::string_view name) {
   for (int t = 0; t < kNumCommandTypes; ++t)
     if (name == kCommandTypeNames[t]) return t;
   return -1;
+}
+
+bool is_ipc_command_type(int index) {
+  return index == int(Command(SendCmd{}).index()) || index == int(Command(RecvCmd{}).index());
 }
 
 uint32_t logical_bytes(const Command& cmd) {
@@ -315,7 +322,9 @@ void handle_access(const Command& cmd, HandleAccess& a) {
               a.writes.push_back(h);
             }
           },
-          [&](const CpuOverheadCmd&) {}},
+          [&](const CpuOverheadCmd&) {},
+          [&](const SendCmd& c) { set({c.src}, {}); },
+          [&](const RecvCmd& c) { set({}, {c.dst}); }},
       cmd);
 }
 

@@ -222,8 +222,27 @@ struct CpuOverheadCmd {
   uint32_t logical_bytes() const { return 0; }
 };
 
+// --- IPC (issue 14 item 5; ADR-0064 D8: single-op FIXED), on PE_IPC
+// (models/pe/ipc/pe_ipc.h). Peers are global PE numbers (PePlace::global).
+
+// tl.send: src's bytes into global PE dst's IPC receive queue.
+struct SendCmd {
+  Handle src = 0;
+  uint32_t dst = 0;
+  uint32_t logical_bytes() const;  // framing 4 + handle 8 + scalar 4 = 16
+};
+
+// tl.recv: the oldest message from global PE src, into dst.
+struct RecvCmd {
+  Handle dst = 0;
+  uint32_t src = 0;
+  uint32_t logical_bytes() const;  // 16
+};
+
+// New alternatives go last: a type's index is its descriptor framing byte
+// minus 1 (descriptor.h), and records name types by this order.
 using Command = std::variant<DmaReadCmd, DmaWriteCmd, GemmCmd, MathCmd,
-                             CopyCmd, CompositeCmd, CpuOverheadCmd>;
+                             CopyCmd, CompositeCmd, CpuOverheadCmd, SendCmd, RecvCmd>;
 
 constexpr int kNumCommandTypes = int(std::variant_size_v<Command>);
 // Command type names as they appear in op logs and records; index is the
@@ -232,6 +251,9 @@ const char* command_type_name(const Command& cmd);
 const char* command_type_name(int index);
 int command_type_index(std::string_view name);  // -1 if unknown
 uint32_t logical_bytes(const Command& cmd);
+// IPC command types (SendCmd, RecvCmd): listed in statistics and result
+// JSON only when a run issued one, so single-PE outputs stay as they were.
+bool is_ipc_command_type(int index);
 
 // Handles a command reads and writes, for the hazard scoreboard.
 // Single-op: operands read, out/dst written. Composite: every op's operands

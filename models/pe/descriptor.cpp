@@ -35,6 +35,9 @@ class Writer {
     std::memcpy(&u, &f, 4);
     for (int i = 0; i < 4; ++i) out.push_back(uint8_t(u >> (8 * i)));
   }
+  void u32(uint32_t u) {
+    for (int i = 0; i < 4; ++i) out.push_back(uint8_t(u >> (8 * i)));
+  }
   void count(size_t n, const char* what) {
     if (n > 255) throw EncodeError(std::string(what) + ": " + std::to_string(n) + " do not fit a 1-byte count");
     u8(uint8_t(n));
@@ -139,6 +142,7 @@ class Reader {
     return v;
   }
   int64_t i32(const char* what) { return int64_t(int32_t(u32(what))); }
+  uint32_t peer(const char* what) { return u32(what); }
   double f32(const char* what) {
     const uint32_t u = u32(what);
     float f;
@@ -274,7 +278,9 @@ void encode_into(const Command& c, uint32_t completion_id, std::vector<uint8_t>&
                    w.count(c2.rw_handles.size(), "rw_handles");
                    for (Handle h : c2.rw_handles) w.u64(h);
                  },
-                 [](const CpuOverheadCmd&) { throw EncodeError("tl.cycles(n) has no descriptor: it is never written"); }},
+                 [](const CpuOverheadCmd&) { throw EncodeError("tl.cycles(n) has no descriptor: it is never written"); },
+                 [&](const SendCmd& d) { framing(w, Type::kSend, completion_id), w.u64(d.src), w.u32(d.dst); },
+                 [&](const RecvCmd& d) { framing(w, Type::kRecv, completion_id), w.u64(d.dst), w.u32(d.src); }},
              c);
   if (w.out.size() != logical_bytes(c)) {  // the layout is D2's count, field for field
     throw EncodeError("descriptor of " + std::to_string(w.out.size()) + " bytes for a command of " +
@@ -286,9 +292,9 @@ Decoded decode(const uint8_t* data, size_t size) {
   Reader r(data, size);
   Decoded d;
   const uint8_t type = r.u8("the framing");
-  if (type < uint8_t(Type::kDmaRead) || type > uint8_t(Type::kComposite)) {
+  if (type < uint8_t(Type::kDmaRead) || type > uint8_t(Type::kRecv) || type == 7) {
     throw DecodeError("descriptor type " + std::to_string(type) +
-                          " is unknown (1 dma_read, 2 dma_write, 3 gemm, 4 math, 5 copy, 6 composite)",
+                          " is unknown (1 dma_read, 2 dma_write, 3 gemm, 4 math, 5 copy, 6 composite, 8 send, 9 recv)",
                       regs::ErrorCode::kUnknownType);
   }
   uint32_t id = 0;
@@ -298,6 +304,20 @@ Decoded decode(const uint8_t* data, size_t size) {
     case Type::kDmaRead: d.cmd = DmaReadCmd{r.u64("dst"), r.u64("src")}; break;
     case Type::kDmaWrite: d.cmd = DmaWriteCmd{r.u64("dst"), r.u64("src")}; break;
     case Type::kCopy: d.cmd = CopyCmd{r.u64("dst"), r.u64("src")}; break;
+    case Type::kSend: {
+      SendCmd c;
+      c.src = r.u64("src");
+      c.dst = r.peer("the destination PE");
+      d.cmd = c;
+      break;
+    }
+    case Type::kRecv: {
+      RecvCmd c;
+      c.dst = r.u64("dst");
+      c.src = r.peer("the source PE");
+      d.cmd = c;
+      break;
+    }
     case Type::kGemm: {
       GemmCmd g;
       g.a = r.u64("a"), g.b = r.u64("b"), g.out = r.u64("out");

@@ -15,6 +15,8 @@
 //   Math         opcode (MathOp); operand count, operand handles; out
 //                handle; extras                                      = 4 + 1 + (1 + 8n) + 8 + extras
 //   Composite    op count, ops; rw-handle count, rw handles          = 4 + (1 + ops) + (1 + 8r)
+//   Send         src handle; destination global PE (uint32)          = 16
+//   Recv         dst handle; source global PE (uint32)               = 16
 //   op (OpSpec)  opcode (0: gemm, 1 + MathOp: math); scope (bits 0-1:
 //                prologue 0, tile 1, epilogue 2; bit 7: has an out
 //                handle); operand count, operand handles; out handle if
@@ -67,7 +69,10 @@
 
 namespace kb::desc {
 
-enum class Type : uint8_t { kDmaRead = 1, kDmaWrite = 2, kGemm = 3, kMath = 4, kCopy = 5, kComposite = 6 };
+// 7 would be CpuOverheadCmd, which has no descriptor.
+enum class Type : uint8_t {
+  kDmaRead = 1, kDmaWrite = 2, kGemm = 3, kMath = 4, kCopy = 5, kComposite = 6, kSend = 8, kRecv = 9
+};
 
 struct EncodeError : std::runtime_error {
   using std::runtime_error::runtime_error;

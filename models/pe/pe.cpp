@@ -47,11 +47,14 @@ Pe::Pe(sc_core::sc_module_name name, const PeConfig& cfg, PePlace place, const L
   pe_cpu.set_place(place_);
   pe_regs.irq.bind(irq);
   // The engines, in the engine table's order (models/trace/component_table.h).
-  StageEngine* const engines[kNumEngines] = {&pe_dma, &pe_gemm, &pe_math, &pe_tcm};
+  StageEngine* const engines[kNumEngines] = {&pe_dma, &pe_gemm, &pe_math, &pe_tcm, &pe_ipc};
   for (int e = 0; e < kNumEngines; ++e) link(pe_scheduler.engine[size_t(e)], engines[e]->in);
   // Every access to memory goes through the PE's bus.
   link(pe_cpu.data, pe_bus.in);
   link(pe_dma.mem, pe_bus.in);
+  link(pe_ipc.mem, pe_bus.in);  // messages to other PEs' IPC windows, HBM sources (issue 14 item 5)
+  pe_ipc.set_self(place_.global);
+  pe_scheduler.set_pes(place_.pes());
   for (StageEngine* e : engines) {
     link(e->data, pe_bus.in);
     if (cfg_.data_mode) e->set_data(&table_);

@@ -7,8 +7,10 @@
 //                                              --gemm--> pe_gemm
 //                                              --math--> pe_math
 //                                              --tcm-->  pe_tcm
-//  pe_cpu.data, pe_dma.mem, every engine's data --> pe_bus --> pe_tcm.sram  [0, tcm.size_bytes)
-//                                                         --> mem          (everything else)
+//                                              --ipc-->  pe_ipc   (send/recv, issue 14 item 5)
+//  pe_cpu.data, pe_dma.mem, pe_ipc.mem, every engine's data --> pe_bus --> pe_tcm.sram  [0, tcm.size_bytes)
+//                                                                     --> mem          (everything else)
+//  ipc (the PE's IPC window) --> pe_ipc.msg
 //
 // The front door (issue 13): `regs` is PE_REGS's register block
 // (models/pe/register_map.h), `irq` its interrupt.

@@ -150,11 +150,11 @@ void Tl::cycles(uint64_t n) { cpu_.dispatch(CpuOverheadCmd{n}); }
 
 void Tl::wait() { cpu_.kernel_wait(); }
 
-// Contract placeholders (issue 14): replaced by the fabric and IPC work.
+// issue 14 items 4 and 5.
 Tensor Tl::hbm_on(uint32_t owner, const std::string& name, int64_t rows, int64_t cols, Dtype dtype) {
   return tensor(in_kernel(kernel_name_, [&] { return cpu_.declare_on(owner, name, rows, cols, dtype); }));
 }
-void Tl::send(const Tensor&, uint32_t) { throw KernelError("tl.send: not built yet"); }
-void Tl::recv(const Tensor&, uint32_t) { throw KernelError("tl.recv: not built yet"); }
+void Tl::send(const Tensor& src, uint32_t dst_pe) { cpu_.dispatch(SendCmd{src.handle, dst_pe}); }
+void Tl::recv(const Tensor& dst, uint32_t src_pe) { cpu_.dispatch(RecvCmd{dst.handle, src_pe}); }
 
 }  // namespace kb

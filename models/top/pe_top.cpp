@@ -36,7 +36,8 @@ PeTop::PeTop(const PeConfig& cfg, uint32_t pes, const LinkBinder& binder, const 
 
 PeSignals pe_signals(const Pe& pe) {
   return PeSignals{pe.name(), pe.pe_cpu.state_signal, pe.pe_cpu.descriptors_signal,
-                   pe.pe_scheduler.occupancy_signal, pe.pe_scheduler.busy_signal};
+                   pe.pe_scheduler.occupancy_signal, pe.pe_scheduler.busy_signal,
+                   pe.place().pes() > 1};  // PE_IPC's busy_ipc where it has peers
 }
 
 uint64_t PeTop::data_bytes() const {

@@ -153,8 +153,25 @@ TraceProcess& ChromeTrace::add_process(const std::string& name) {
 
 TraceProcess::TraceProcess(ChromeTrace& file, int pid, std::string name)
     : file_(file), pid_(pid), name_(std::move(name)) {
+  metadata("process_name", -1, "name", name_, -1);
+  metadata("thread_name", kLaunchTid, "name", "launches", -1);
+  metadata("thread_sort_index", kLaunchTid, "sort_index", "", 0);
+  for (const ComponentInfo& c : kComponents) {
+    if (!c.busy || c.optional) continue;  // PE_SCHEDULER: a counter, not a thread
+    name_track(c.component);
+  }
+  file_.flush_if_full();
+}
+
+void TraceProcess::name_track(Component c) {
+  named_[int(c)] = true;
+  metadata("thread_name", trace_tid(c), "name", to_string(c), -1);
+  metadata("thread_sort_index", trace_tid(c), "sort_index", "", int(c) + 1);
+}
+
+void TraceProcess::metadata(const char* what, int tid, const char* key, const std::string& value, int sort) {
   std::string& buf = file_.buf_;
-  auto metadata = [&](const char* what, int tid, const char* key, const std::string& value, int sort) {
+  {
     file_.begin_event();
     buf += "{\"ph\":\"M\",\"pid\":";
     put_i64(buf, pid_);
@@ -169,17 +186,9 @@ TraceProcess::TraceProcess(ChromeTrace& file, int pid, std::string name)
     if (sort >= 0) put_i64(buf, sort);
     else put_string(buf, value);
     buf += "}}";
-  };
-  metadata("process_name", -1, "name", name_, -1);
-  metadata("thread_name", kLaunchTid, "name", "launches", -1);
-  metadata("thread_sort_index", kLaunchTid, "sort_index", "", 0);
-  for (const ComponentInfo& c : kComponents) {
-    if (!c.busy) continue;  // PE_SCHEDULER: a counter, not a thread
-    metadata("thread_name", trace_tid(c.component), "name", c.name, -1);
-    metadata("thread_sort_index", trace_tid(c.component), "sort_index", "", int(c.component) + 1);
   }
-  file_.flush_if_full();
 }
+
 
 void ChromeTrace::begin_event() {
   if (finished_) throw std::logic_error("ChromeTrace: event after finish()");
@@ -206,6 +215,7 @@ double TraceProcess::slice_ts(int tid, uint64_t start_ps, uint64_t end_ps) {
 void TraceProcess::record(const OpRecord& r) {
   std::string& buf = file_.buf_;
   const int tid = trace_tid(r.component);
+  if (!named_[int(r.component)] && kComponents[int(r.component)].busy) name_track(r.component);
   const double ts = slice_ts(tid, r.start_ps, r.end_ps);
   const char* cat = category(r);
   file_.begin_event();

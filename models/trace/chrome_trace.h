@@ -8,7 +8,8 @@
 //   track per component with busy time (component_table.h: pe_cpu, pe_dma,
 //   pe_gemm, pe_math, pe_tcm), plus "launches" (one slice per kernel
 //   launch). Thread ids: component index + 1 (kb::Component order);
-//   launches: kNumComponents + 1 (7).
+//   launches: 7; pe_ipc (only when it ran a stage, named at its first
+//   slice): 8.
 // - "otherData" carries "schema_version" (schema_version.h).
 // - Every op-log record is one complete event ("ph":"X") on its component's
 //   track, named "<cmd_type> <kind>" plus the math op ("MathCmd MATH exp",
@@ -52,8 +53,11 @@ struct TraceSpan {
 };
 
 constexpr int kTracePid = 1;  // the first process's (a single PE's) pid
-constexpr int kLaunchTid = kNumComponents + 1;
-inline int trace_tid(Component c) { return int(c) + 1; }
+// 7: the tids of a single-PE trace stay what they were; PE_IPC (optional,
+// component_table.h) comes after the launches.
+constexpr int kLaunchTid = int(Component::kPeIpc) + 1;
+inline int trace_tid(Component c) { return c == Component::kPeIpc ? kLaunchTid + 1 : int(c) + 1; }
+constexpr int kNumTraceTids = kLaunchTid + 2;
 
 // The trace's slice name of a record: "<cmd_type> <kind>[ <op>]".
 std::string trace_slice_name(const OpRecord& r);
@@ -92,7 +96,11 @@ class TraceProcess {
     uint64_t ps = 0;
     double us = 0;
   };
-  TrackEnd track_end_[kLaunchTid + 1];
+  TrackEnd track_end_[kNumTraceTids];
+  // Names a component's thread track (metadata events).
+  void name_track(Component c);
+  void metadata(const char* what, int tid, const char* key, const std::string& value, int sort);
+  bool named_[kNumComponents] = {};  // optional tracks are named at their first slice
   // ts of the DISPATCH slice of every command accepted but not completed.
   std::unordered_map<uint64_t, double> dispatch_ts_;
 };

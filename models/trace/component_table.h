@@ -13,12 +13,12 @@ namespace kb {
 
 // Every op-log record names one component; the order is the op log's, the
 // statistics' and the Chrome trace's track order.
-enum class Component : uint8_t { kPeCpu, kPeScheduler, kPeDma, kPeGemm, kPeMath, kPeTcm };
-constexpr int kNumComponents = 6;
+enum class Component : uint8_t { kPeCpu, kPeScheduler, kPeDma, kPeGemm, kPeMath, kPeTcm, kPeIpc };
+constexpr int kNumComponents = 7;
 
 // PE_SCHEDULER's engines: each runs one stage at a time.
-enum class Engine : uint8_t { kDma, kGemm, kMath, kTcm };
-constexpr int kNumEngines = 4;
+enum class Engine : uint8_t { kDma, kGemm, kMath, kTcm, kIpc };
+constexpr int kNumEngines = 5;
 
 struct ComponentInfo {
   Component component;
@@ -26,15 +26,20 @@ struct ComponentInfo {
   // Has busy time from op-log records (statistics, report, a Chrome trace
   // track); PE_SCHEDULER has none: it is traced as its queue occupancy.
   bool busy;
+  // Listed (statistics, reports, result JSON, Chrome trace, VCD, benches)
+  // only where it ran a stage: PE_IPC (issue 14 item 5), so single-PE
+  // outputs stay byte-identical.
+  bool optional;
 };
 
 constexpr ComponentInfo kComponents[kNumComponents] = {
-    {Component::kPeCpu, "pe_cpu", true},
-    {Component::kPeScheduler, "pe_scheduler", false},
-    {Component::kPeDma, "pe_dma", true},
-    {Component::kPeGemm, "pe_gemm", true},
-    {Component::kPeMath, "pe_math", true},
-    {Component::kPeTcm, "pe_tcm", true},
+    {Component::kPeCpu, "pe_cpu", true, false},
+    {Component::kPeScheduler, "pe_scheduler", false, false},
+    {Component::kPeDma, "pe_dma", true, false},
+    {Component::kPeGemm, "pe_gemm", true, false},
+    {Component::kPeMath, "pe_math", true, false},
+    {Component::kPeTcm, "pe_tcm", true, false},
+    {Component::kPeIpc, "pe_ipc", true, true},
 };
 
 struct EngineInfo {
@@ -50,10 +55,13 @@ constexpr EngineInfo kEngines[kNumEngines] = {
     {Engine::kGemm, Component::kPeGemm, "gemm"},
     {Engine::kMath, Component::kPeMath, "math"},
     {Engine::kTcm, Component::kPeTcm, "tcm"},
+    {Engine::kIpc, Component::kPeIpc, "ipc"},
 };
 
 constexpr const char* to_string(Component c) { return kComponents[int(c)].name; }
 constexpr Component engine_component(Engine e) { return kEngines[int(e)].component; }
+constexpr bool is_optional(Component c) { return kComponents[int(c)].optional; }
+constexpr bool is_optional(Engine e) { return is_optional(engine_component(e)); }
 constexpr bool is_engine(Component c) {
   for (const EngineInfo& e : kEngines)
     if (e.component == c) return true;

@@ -23,6 +23,8 @@ const char* to_string(RecordKind k) {
     case RecordKind::kStore: return "STORE";
     case RecordKind::kGemm: return "GEMM";
     case RecordKind::kMath: return "MATH";
+    case RecordKind::kSend: return "SEND";
+    case RecordKind::kRecv: return "RECV";
   }
   return "?";
 }

@@ -40,7 +40,11 @@ enum class RecordKind : uint8_t {
   kStore,      // engine -> TCM (composite tile plan)
   kGemm,
   kMath,
+  kSend,  // PE_IPC: a message out (issue 14 item 5)
+  kRecv,  // PE_IPC: a message taken from the receive queue
 };
+// SEND and RECV: listed in statistics only when a run has one.
+constexpr bool is_ipc_kind(RecordKind k) { return k == RecordKind::kSend || k == RecordKind::kRecv; }
 const char* to_string(RecordKind k);
 
 struct OpRecord {

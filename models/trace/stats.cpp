@@ -9,7 +9,10 @@ namespace {
 
 std::string verdict_rule() {
   std::string engines;
-  for (const EngineInfo& e : kEngines) engines += (engines.empty() ? "" : ", ") + std::string(to_string(e.component));
+  for (const EngineInfo& e : kEngines) {
+    if (is_optional(e.engine)) continue;  // the rule's text stays the single-PE one
+    engines += (engines.empty() ? "" : ", ") + std::string(to_string(e.component));
+  }
   return "CPU-bound when PE_CPU's busy fraction of the span (DISPATCH + CPU_CYCLES) is at least the "
          "busiest engine's (" + engines + "); otherwise engine-bound, naming that engine";
 }
@@ -292,17 +295,20 @@ nlohmann::json to_json(const WindowStats& w) {
   for (const ComponentInfo& c : kComponents) {
     if (!c.busy) continue;
     const ComponentStats& cs = w.components[int(c.component)];
+    if (c.optional && cs.records == 0) continue;  // component_table.h
     j["components"][c.name] = {
         {"busy_ps", cs.busy_ps}, {"utilisation", cs.utilisation}, {"records", cs.records}};
   }
   for (int k = 0; k < kNumRecordKinds; ++k) {
     const KindStats& ks = w.kinds[k];
+    if (is_ipc_kind(RecordKind(k)) && ks.count == 0) continue;
     j["records_by_kind"][to_string(RecordKind(k))] = {
         {"count", ks.count}, {"busy_ps", ks.busy_ps}, {"bytes", ks.bytes}, {"elements", ks.elements}};
   }
   j["commands"]["total"] = w.commands;
   j["commands"]["logical_bytes"] = w.logical_bytes;
   for (int t = 0; t < kNumCommandTypes; ++t) {
+    if (is_ipc_command_type(t) && w.by_type[t].commands == 0) continue;
     j["commands"]["by_type"][command_type_name(t)] = {{"count", w.by_type[t].commands},
                                                    {"logical_bytes", w.by_type[t].logical_bytes}};
   }
@@ -347,16 +353,19 @@ WindowStats window_from_json(const nlohmann::json& j) {
   w.end_ps = j.at("end_ps");
   for (const ComponentInfo& c : kComponents) {
     if (!c.busy) continue;
+    if (c.optional && !j.at("components").contains(c.name)) continue;
     const auto& jc = j.at("components").at(c.name);
     w.components[int(c.component)] = {jc.at("busy_ps"), jc.at("utilisation"), jc.at("records")};
   }
   for (int k = 0; k < kNumRecordKinds; ++k) {
+    if (is_ipc_kind(RecordKind(k)) && !j.at("records_by_kind").contains(to_string(RecordKind(k)))) continue;
     const auto& jk = j.at("records_by_kind").at(to_string(RecordKind(k)));
     w.kinds[k] = {jk.at("count"), jk.at("busy_ps"), jk.at("bytes"), jk.at("elements")};
   }
   w.commands = j.at("commands").at("total");
   w.logical_bytes = j.at("commands").at("logical_bytes");
   for (int t = 0; t < kNumCommandTypes; ++t) {
+    if (is_ipc_command_type(t) && !j.at("commands").at("by_type").contains(command_type_name(t))) continue;
     const auto& jt = j.at("commands").at("by_type").at(command_type_name(t));
     w.by_type[t] = {jt.at("count"), jt.at("logical_bytes")};
   }

@@ -38,7 +38,7 @@ namespace kb {
 
 extern const std::string kVerdictRule;  // the rule above, as the stats JSON states it
 
-constexpr int kNumRecordKinds = int(RecordKind::kMath) + 1;
+constexpr int kNumRecordKinds = int(RecordKind::kRecv) + 1;
 
 struct Verdict {
   bool cpu_bound = true;

@@ -103,6 +103,7 @@ PeVcdTrace::PeVcdTrace(const std::vector<PeSignals>& pes, const std::string& pat
     sc_core::sc_trace(tf_, pe.descriptors.read(), cpu + "descriptors", 64);
     sc_core::sc_trace(tf_, pe.occupancy.read(), sched + "occupancy", 32);
     for (const EngineInfo& e : kEngines) {
+      if (is_optional(e.engine) && !pe.optional_engines) continue;
       sc_core::sc_trace(tf_, pe.engine_busy[int(e.engine)].read(), sched + "busy_" + e.port);
     }
   }

@@ -44,6 +44,9 @@ struct PeSignals {
   const sc_core::sc_signal<uint64_t>& descriptors;
   const sc_core::sc_signal<uint32_t>& occupancy;
   const sc_core::sc_signal<bool> (&engine_busy)[kNumEngines];  // indexed by Engine
+  // Trace the optional engines too (PE_IPC: a PE of a top with several
+  // PEs; component_table.h), so a single PE's VCD stays as it was.
+  bool optional_engines = false;
 };
 
 class PeVcdTrace {

@@ -179,7 +179,8 @@ TEST(MultiPeTrace, TwoPesAreTwoProcessesNamedByTheirNamesWithTheirOwnEvents) {
     EXPECT_EQ(thread_names[pid][kLaunchTid], "launches");
     for (const ComponentInfo& c : kComponents) {
       if (!c.busy) continue;  // PE_SCHEDULER: a counter
-      EXPECT_EQ(thread_names[pid][trace_tid(c.component)], c.name);
+      // PE_IPC's track is named at its first slice: these kernels send nothing.
+      EXPECT_EQ(thread_names[pid][trace_tid(c.component)], c.optional ? "" : c.name);
     }
   }
 

@@ -93,10 +93,10 @@ void expect_clean(const nlohmann::json& j, size_t launches) {
   ASSERT_FALSE(j.contains("error")) << j.dump();
   EXPECT_EQ(j["violations"].get<uint64_t>(), 0u) << j["first"].dump(1);
   EXPECT_EQ(j["launches"].get<size_t>(), launches);
-  // 14 bindings: cmd, PE_REGS's queue (issue 13; idle here), four stage
-  // links, PE_CPU's and PE_DMA's memory sockets, four engines' data
-  // sockets, the bus to TCM, and mem.
-  EXPECT_EQ(j["transactions"].size(), 14u) << j["transactions"].dump(1);
+  // 17 bindings: cmd, PE_REGS's queue (issue 13; idle here), five stage
+  // links, PE_CPU's, PE_DMA's and PE_IPC's memory sockets, five engines'
+  // data sockets, the bus to TCM, and mem (PE_IPC's idle here; issue 14).
+  EXPECT_EQ(j["transactions"].size(), 17u) << j["transactions"].dump(1);
   EXPECT_EQ(j["transactions"]["pe.pe_regs.queue -> pe.pe_scheduler.in"].get<uint64_t>(), 0u);
 }
 

@@ -107,6 +107,8 @@ TEST(LogicalBytes, SingleOpCommands) {
   scaled.extra = {{"factor", 0.5}};
   EXPECT_EQ(scaled.logical_bytes(), unary.logical_bytes() + 4);
   EXPECT_EQ(CpuOverheadCmd{100}.logical_bytes(), 0u);
+  EXPECT_EQ(SendCmd{}.logical_bytes(), 4u + 8 + 4);  // issue 14 item 5: framing, handle, peer
+  EXPECT_EQ(RecvCmd{}.logical_bytes(), 4u + 8 + 4);
 }
 
 TEST(Commands, HandleAccessOfACompositeIncludesRwHandlesBothWays) {

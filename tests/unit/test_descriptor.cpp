@@ -51,6 +51,12 @@ TEST(Descriptor, SingleOpCommandsAreTheirLogicalBytes) {
   MathCmd add;
   add.op = MathOp::kAddBcast, add.operands = {5, 7}, add.out = 6;
   expect_round_trip(add);
+  // issue 14 item 5: handle + peer PE, 16 bytes.
+  expect_round_trip(SendCmd{7, 0xfffffffe});
+  expect_round_trip(RecvCmd{uint64_t(1) << 40, 3});
+  EXPECT_EQ(bytes_of(SendCmd{7, 1}).size(), 16u);
+  const std::vector<uint8_t> want = {9, 0xef, 0xcd, 0xab, 8, 7, 6, 5, 4, 3, 2, 1, 0x44, 0x33, 0x22, 0x11};
+  EXPECT_EQ(bytes_of(RecvCmd{0x0102030405060708, 0x11223344}, 0xabcdef), want);
 }
 
 TEST(Descriptor, FieldsLandWhereTheLayoutSays) {
@@ -111,7 +117,7 @@ TEST(Descriptor, MalformedBytesAreRefusedSayingWhereAndWhat) {
   std::vector<uint8_t> longer = read;
   longer.push_back(0);
   std::vector<uint8_t> bad_type = read;
-  bad_type[0] = 9;
+  bad_type[0] = 10;  // 7 (tl.cycles) and above 9 (RecvCmd) are no type
   GemmCmd g;
   g.m = g.n = g.k = 1;
   std::vector<uint8_t> flag = bytes_of(g, 0);
@@ -126,7 +132,7 @@ TEST(Descriptor, MalformedBytesAreRefusedSayingWhereAndWhat) {
       {{}, "descriptor of 0 bytes ends inside the framing (byte 0, 1 bytes needed)"},
       {std::vector<uint8_t>(read.begin(), read.end() - 1), "descriptor of 19 bytes ends inside src (byte 12, 8 bytes needed)"},
       {longer, "descriptor of 21 bytes: its fields end at byte 20 (a descriptor is exactly its logical bytes)"},
-      {bad_type, "descriptor type 9 is unknown (1 dma_read, 2 dma_write, 3 gemm, 4 math, 5 copy, 6 composite)"},
+      {bad_type, "descriptor type 10 is unknown (1 dma_read, 2 dma_write, 3 gemm, 4 math, 5 copy, 6 composite, 8 send, 9 recv)"},
       {flag, "descriptor byte 42: a gemm flag is 0 or 1"},
       {opcode, "descriptor byte 5: math opcode 200 is no MathOp (0-13)"},
       {arity, "descriptor byte 6: exp takes 1 operands, not 2"},
@@ -145,7 +151,8 @@ TEST(Descriptor, MalformedBytesAreRefusedSayingWhereAndWhat) {
 // of the layout, but for the one cut short.
 TEST(Descriptor, SeedCorpusFollowsTheLayout) {
   const std::string dir = "tests/fuzz/corpus/descriptor/";
-  for (const char* name : {"dma_read", "dma_write", "copy", "gemm", "math_scale", "math_add_bcast", "composite", "truncated"}) {
+  for (const char* name : {"dma_read", "dma_write", "copy", "gemm", "math_scale", "math_add_bcast", "composite", "send", "recv",
+                           "truncated"}) {
     std::ifstream in(dir + name, std::ios::binary);
     ASSERT_TRUE(in) << name;
     const std::vector<uint8_t> b((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

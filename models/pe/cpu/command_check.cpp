@@ -189,8 +189,22 @@ void check_command(Command& cmd, const TensorTable& t) {
                        Where("MathCmd", to_string(m.op)));
           },
           [&](CompositeCmd& c) { check_composite(c, t); },
-          [](const CpuOverheadCmd&) {}},  // no operands (and never checked: D5 bypass)
+          [](const CpuOverheadCmd&) {},  // no operands (and never checked: D5 bypass)
+          // Any space, any shape: the receiver checks the byte count (issue 14 item 5).
+          [&](const SendCmd& sd) { tensor(t, sd.src, "SendCmd", "src"); },
+          [&](const RecvCmd& rv) { tensor(t, rv.dst, "RecvCmd", "dst"); }},
       cmd);
+}
+
+void check_peer(const Command& cmd, uint32_t pes) {
+  const uint32_t* peer = nullptr;
+  const char* what = "";
+  if (const auto* sd = std::get_if<SendCmd>(&cmd)) peer = &sd->dst, what = "SendCmd: destination";
+  if (const auto* rv = std::get_if<RecvCmd>(&cmd)) peer = &rv->src, what = "RecvCmd: source";
+  if (peer && *peer >= pes) {
+    fail(what, "PE " + std::to_string(*peer) + " does not exist (the top has " + std::to_string(pes) +
+                   " PE" + (pes == 1 ? "" : "s") + ", numbered from 0)");
+  }
 }
 
 void check_data_dtypes(const Command& cmd, const TensorTable& t) {
@@ -275,7 +289,14 @@ void check_initialised(const Command& cmd, const TensorTable& t, InitTracker& in
               }
             }
           },
-          [](const CpuOverheadCmd&) {}},
+          [](const CpuOverheadCmd&) {},
+          [&](const SendCmd& sd) {
+            Access a;
+            a.read("src", sd.src);
+            a.write = sd.src;  // marks nothing new: src is initialised
+            read_then_write(a, t, init, "SendCmd");
+          },
+          [&](const RecvCmd& rv) { init.mark(t.at(rv.dst)); }},
       cmd);
 }
 

@@ -14,6 +14,10 @@ namespace kb {
 // composite is left with cmd.typed empty.
 void check_command(Command& cmd, const TensorTable& table);
 
+// A SendCmd's destination or RecvCmd's source is a PE of the top: below
+// `pes` (PePlace::pes()); KernelError otherwise (issue 14 item 5).
+void check_peer(const Command& cmd, uint32_t pes);
+
 // Data mode computes fp32 and bf16 only: every tensor the command touches
 // must be one of those (checked at emit time, not when a stage runs).
 void check_data_dtypes(const Command& cmd, const TensorTable& table);

@@ -17,7 +17,9 @@ uint64_t fixed_cycles(const Command& cmd, const CostModelConfig& cm) {
                                [&](const MathCmd&) { return single; },
                                [&](const CopyCmd&) { return single; },
                                [&](const CompositeCmd&) { return cm.fixed_per_cmd_cycles; },
-                               [](const CpuOverheadCmd&) { return uint64_t(0); }},
+                               [](const CpuOverheadCmd&) { return uint64_t(0); },
+                               [&](const SendCmd&) { return single; },
+                               [&](const RecvCmd&) { return single; }},
                     cmd);
 }
 

@@ -233,6 +233,7 @@ void PeCpu::dispatch(Command&& c) {
   const uint64_t id = next_id_;
   try {
     check_command(c, table_);
+    check_peer(c, place_.pes());
     if (cfg_.data_mode) check_data_dtypes(c, table_);
     try {  // before check_initialised, which marks what the command writes
       desc::encode_into(c, uint32_t(id & desc::kCompletionIdMask), encoded_);  // issue 13 item 2

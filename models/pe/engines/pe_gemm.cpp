@@ -108,7 +108,8 @@ void PeGemm::compute(const Stage& s, CommandData& d, DataContext& ctx) {
                         },
                         // No other command has a GEMM stage.
                         [](const DmaReadCmd&) {}, [](const DmaWriteCmd&) {}, [](const CopyCmd&) {},
-                        [](const MathCmd&) {}, [](const CpuOverheadCmd&) {}},
+                        [](const MathCmd&) {}, [](const CpuOverheadCmd&) {},
+                        [](const SendCmd&) {}, [](const RecvCmd&) {}},
              d.cmd);
 }
 

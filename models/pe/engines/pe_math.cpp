@@ -108,7 +108,8 @@ void PeMath::compute(const Stage& s, CommandData& d, DataContext& ctx) {
           },
           // No other command has a MATH stage.
           [](const DmaReadCmd&) {}, [](const DmaWriteCmd&) {}, [](const CopyCmd&) {},
-          [](const GemmCmd&) {}, [](const CpuOverheadCmd&) {}},
+          [](const GemmCmd&) {}, [](const CpuOverheadCmd&) {}, [](const SendCmd&) {},
+          [](const RecvCmd&) {}},
       d.cmd);
 }
 

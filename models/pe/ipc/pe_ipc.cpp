@@ -1,28 +1,463 @@
 #include "models/pe/ipc/pe_ipc.h"
 
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+
+#include "models/mem/address_map.h"
+#include "models/pe/engines/engine_timing.h"
+#include "models/pe/engines/pe_dma.h"
+#include "models/util/asan_stack.h"
+
 namespace kb {
 
-PeIpc::PeIpc(sc_core::sc_module_name name, const PeConfig& cfg) : sc_module(name), msg("msg"), cfg_(cfg) {
+static_assert(kIpcMaxBurstBytes == PeDma::kMaxBurstBytes, "IPC bursts are PE_DMA's (issue 14 item 5)");
+static_assert(kIpcDataOffset + uint64_t(kMaxIpcSources) * kIpcPortWidth <= kIpcWindowStride,
+              "the DATA ports fit the window");
+
+PeIpc::PeIpc(sc_core::sc_module_name name, const PeConfig& cfg) : StageEngine(name, cfg), msg("msg"), mem("mem") {
   msg.register_b_transport(this, &PeIpc::b_transport);
   msg.register_nb_transport_fw(this, &PeIpc::nb_transport_fw);
   msg.register_transport_dbg(this, &PeIpc::transport_dbg);
+  mem.register_nb_transport_bw(this, &PeIpc::nb_transport_bw);
+  SC_HAS_PROCESS(PeIpc);
+  SC_METHOD(resume);
+  sensitive << resume_;
+  dont_initialize();
+  SC_METHOD(free_slots);
+  sensitive << free_ev_;
+  dont_initialize();
 }
 
-void PeIpc::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
-  (void)delay;
-  p.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+uint64_t PeIpc::cycles_of(const Stage& s) const {
+  return cycles_add(ceil_div_real(s.bytes, cfg_.tcm.bytes_per_cycle), cfg_.tcm.latency_cycles, "IPC recv copy");
+}
+
+bool PeIpc::in_tcm(const BytePattern& p) const {
+  return MemoryRange{kTcmBase, kTcmBase + cfg_.tcm.size_bytes}.contains(p.address, 1);
+}
+
+IpcWait PeIpc::wait_state() const {
+  IpcWait w;
+  if (!stage_ || !late_) return w;
+  w.cmd_id = stage_->cmd_id;
+  w.peer = stage_->peer;
+  w.bytes = stage_->bytes;
+  if (phase_ == Phase::kWaitMessage) {
+    w.kind = IpcWait::kMessage;
+    auto it = by_src_.find(stage_->peer);
+    if (it != by_src_.end() && !it->second.empty()) {
+      w.header_arrived = true;
+      w.arrived_bytes = it->second.front().arrived;
+    }
+  } else if (waiting_slot_) {
+    w.kind = IpcWait::kSlot;
+  }
+  return w;
+}
+
+// ---------------------------------------------------------------- receive side
+
+PeIpc::Message* PeIpc::oldest(uint32_t src) {
+  auto it = by_src_.find(src);
+  return it == by_src_.end() || it->second.empty() ? nullptr : &it->second.front();
+}
+
+int PeIpc::decode(tlm::tlm_generic_payload& p, uint32_t* src, uint64_t* bytes) {
+  const uint64_t base = ipc_window(self_);
+  const uint64_t a = p.get_address();
+  if (!p.is_write() || a < base || a - base >= kIpcWindowStride) {
+    p.set_response_status(p.is_write() ? tlm::TLM_ADDRESS_ERROR_RESPONSE : tlm::TLM_COMMAND_ERROR_RESPONSE);
+    return 0;
+  }
+  if (p.get_byte_enable_ptr()) {
+    p.set_response_status(tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE);
+    return 0;
+  }
+  const uint64_t off = a - base;
+  if (off % kIpcPortWidth != 0 || !p.get_data_ptr() || p.get_data_length() == 0) {
+    p.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    return 0;
+  }
+  if (off < kIpcDataOffset) {  // HEADER(s)
+    *src = uint32_t(off / kIpcPortWidth);
+    const unsigned char* d = p.get_data_ptr();
+    if (p.get_data_length() != kIpcHeaderBytes || p.get_streaming_width() != kIpcHeaderBytes) {
+      p.set_response_status(tlm::TLM_BURST_ERROR_RESPONSE);
+      return 0;
+    }
+    uint64_t n = 0;
+    uint32_t from = 0, reserved = 0;
+    for (int i = 0; i < 8; ++i) n |= uint64_t(d[i]) << (8 * i);
+    for (int i = 0; i < 4; ++i) from |= uint32_t(d[8 + i]) << (8 * i);
+    for (int i = 0; i < 4; ++i) reserved |= uint32_t(d[12 + i]) << (8 * i);
+    if (from != *src || reserved != 0) {
+      p.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
+      return 0;
+    }
+    *bytes = n;
+    return 1;
+  }
+  *src = uint32_t((off - kIpcDataOffset) / kIpcPortWidth);  // DATA(s)
+  if (p.get_streaming_width() != kIpcPortWidth) {
+    p.set_response_status(tlm::TLM_BURST_ERROR_RESPONSE);
+    return 0;
+  }
+  return 2;
+}
+
+uint64_t PeIpc::port_write(uint64_t arrive_ps, uint64_t n) {
+  const uint64_t start = std::max(arrive_ps, port_free_ps_);
+  port_free_ps_ = start + ps_of(clock_.cycles(ceil_div_real(n, cfg_.tcm.bytes_per_cycle)));
+  return port_free_ps_;
+}
+
+void PeIpc::take_slot(uint32_t src, uint64_t bytes) {
+  ++taken_;
+  Message m;
+  m.src = src;
+  m.bytes = bytes;
+  m.done_ps = port_free_ps_;
+  if (cfg_.data_mode) m.data.assign(bytes, 0);
+  by_src_[src].push_back(std::move(m));
+}
+
+void PeIpc::data_write(tlm::tlm_generic_payload& p, uint32_t src, sc_core::sc_time& delay) {
+  auto it = by_src_.find(src);
+  Message* m = nullptr;
+  if (it != by_src_.end() && !it->second.empty() && !it->second.back().complete()) m = &it->second.back();
+  const uint64_t n = p.get_data_length();
+  if (!m || m->arrived + n > m->bytes) {  // no HEADER, or past its bytes
+    p.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
+    return;
+  }
+  if (cfg_.data_mode) std::memcpy(m->data.data() + m->arrived, p.get_data_ptr(), n);
+  m->arrived += n;
+  const uint64_t now = now_ps();
+  const uint64_t end = port_write(now + ps_of(delay), n);
+  m->done_ps = std::max(m->done_ps, end);
+  delay = from_ps(end - now);
+  p.set_response_status(tlm::TLM_OK_RESPONSE);
+  // A RECV waiting for this message goes on when its last byte is in.
+  if (m->complete() && late_ && phase_ == Phase::kWaitMessage && stage_->peer == src && oldest(src) == m) {
+    resume_.notify(from_ps(end - now));
+  }
 }
 
 tlm::tlm_sync_enum PeIpc::nb_transport_fw(tlm::tlm_generic_payload& p, tlm::tlm_phase& phase,
                                           sc_core::sc_time& delay) {
-  (void)phase, (void)delay;
-  p.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
-  return tlm::TLM_COMPLETED;
+  if (phase == tlm::END_RESP) return tlm::TLM_COMPLETED;
+  if (phase != tlm::BEGIN_REQ) {
+    SC_REPORT_ERROR(name(), "msg: unexpected phase");
+    return tlm::TLM_COMPLETED;
+  }
+  uint32_t src = 0;
+  uint64_t bytes = 0;
+  const int kind = decode(p, &src, &bytes);
+  if (kind == 0) return tlm::TLM_COMPLETED;
+  if (kind == 2) {
+    data_write(p, src, delay);
+    return tlm::TLM_COMPLETED;
+  }
+  const uint64_t now = now_ps();
+  const uint64_t arrive = now + ps_of(delay);
+  if (taken_ < cfg_.ipc.queue_depth && waiting_.empty()) {
+    const uint64_t end = port_write(arrive, kIpcHeaderBytes);
+    take_slot(src, bytes);
+    delay = from_ps(end - now);
+    p.set_response_status(tlm::TLM_OK_RESPONSE);
+    return tlm::TLM_COMPLETED;
+  }
+  // The queue is full: the request is taken (END_REQ, so the interconnect
+  // may pass the next one), the response waits for a slot (free_slots).
+  waiting_.push_back({&p, src, bytes, arrive, nullptr});
+  p.acquire();
+  phase = tlm::END_REQ;  // at the request's arrival: `delay` stays
+  return tlm::TLM_UPDATED;
+}
+
+void PeIpc::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
+  uint32_t src = 0;
+  uint64_t bytes = 0;
+  const int kind = decode(p, &src, &bytes);
+  if (kind == 0) return;
+  if (kind == 2) return data_write(p, src, delay);
+  uint64_t arrive = now_ps() + ps_of(delay);
+  if (taken_ >= cfg_.ipc.queue_depth || !waiting_.empty()) {
+    bool granted = false;
+    waiting_.push_back({nullptr, src, bytes, arrive, &granted});
+    while (!granted) sc_core::wait(slot_granted_);
+    delay = sc_core::SC_ZERO_TIME;  // free_slots took the slot and the port
+    p.set_response_status(tlm::TLM_OK_RESPONSE);
+    return;
+  }
+  const uint64_t end = port_write(arrive, kIpcHeaderBytes);
+  take_slot(src, bytes);
+  delay = from_ps(end - now_ps());
+  p.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 
 unsigned PeIpc::transport_dbg(tlm::tlm_generic_payload& p) {
-  p.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+  p.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);  // the queue has no debug view
   return 0;
+}
+
+void PeIpc::free_slots() {
+  const uint64_t now = now_ps();
+  while (!free_at_ps_.empty() && free_at_ps_.front() <= now) {
+    free_at_ps_.pop_front();
+    --taken_;
+  }
+  while (taken_ < cfg_.ipc.queue_depth && !waiting_.empty()) {
+    const WaitingHeader w = waiting_.front();
+    waiting_.pop_front();
+    const uint64_t end = port_write(std::max(now, w.arrive_ps), kIpcHeaderBytes);
+    take_slot(w.src, w.bytes);
+    if (w.granted) {
+      *w.granted = true;
+      slot_granted_.notify(from_ps(end - now));
+      continue;
+    }
+    w.p->set_response_status(tlm::TLM_OK_RESPONSE);
+    tlm::tlm_phase phase = tlm::BEGIN_RESP;  // END_REQ was given at once
+    sc_core::sc_time delay = from_ps(end - now);
+    msg->nb_transport_bw(*w.p, phase, delay);  // the sender answers TLM_COMPLETED
+    w.p->release();
+  }
+  if (!free_at_ps_.empty()) free_ev_.notify(from_ps(free_at_ps_.front() - now));
+}
+
+// ---------------------------------------------------------------- stage side
+
+void PeIpc::plan_runs(const BytePattern& p, bool read) {
+  const uint64_t runs = p.pitch == p.run_bytes ? 1 : p.runs;
+  const uint64_t length = p.pitch == p.run_bytes ? p.run_bytes * p.runs : p.run_bytes;
+  uint64_t buf = 0;
+  for (uint64_t r = 0; r < runs; ++r) {
+    for (uint64_t off = 0; off < length;) {
+      const uint64_t n = std::min(kIpcMaxBurstBytes, length - off);
+      Burst b;
+      b.address = p.address + r * p.pitch + off;
+      b.length = n;
+      b.width = n;
+      b.buf = buf;
+      b.read = read;
+      bursts_.push_back(b);
+      off += n;
+      buf += n;
+    }
+  }
+}
+
+std::optional<sc_core::sc_time> PeIpc::execute(const Stage& s, CommandData* d) {
+  stage_ = &s;
+  data_ = data_mode() && d;
+  late_ = false;
+  waiting_slot_ = false;
+  bursts_.clear();
+  next_ = 0;
+  start_ps_ = now_ps();
+  if (s.kind == RecordKind::kSend) {
+    if (self_ >= kMaxIpcSources) {
+      throw KernelError("PE_IPC: PE " + std::to_string(self_) + " cannot send: the window has DATA ports for " +
+                        std::to_string(kMaxIpcSources) + " sources");
+    }
+    issue_ps_ = start_ps_ + ps_of(clock_.cycles(cfg_.dma.setup_cycles));
+    end_ps_ = issue_ps_;
+    if (data_) buffer_.assign(s.bytes, 0);
+    if (in_tcm(s.src)) {
+      if (data_) {
+        for (uint64_t r = 0; r < s.src.runs; ++r)
+          port_.read(s.src.address + r * s.src.pitch, &buffer_[r * s.src.run_bytes], s.src.run_bytes);
+      }
+      phase_ = Phase::kRead;  // nothing to read over mem
+    } else {
+      plan_runs(s.src, true);
+      phase_ = Phase::kRead;
+    }
+  } else {
+    phase_ = Phase::kWaitMessage;
+    issue_ps_ = end_ps_ = start_ps_;
+  }
+  if (!advance()) {
+    late_ = true;
+    return std::nullopt;  // resume() finishes the stage
+  }
+  const uint64_t now = now_ps();
+  return from_ps(end_ps_ > now ? end_ps_ - now : 0);
+}
+
+void PeIpc::next_phase() {
+  bursts_.clear();
+  next_ = 0;
+  issue_ps_ = end_ps_;  // the next phase starts when this one's last response is in
+}
+
+bool PeIpc::advance() {
+  const Stage& s = *stage_;
+  for (;;) {
+    switch (phase_) {
+      case Phase::kRead: {
+        if (!send_bursts()) return false;
+        next_phase();
+        for (int i = 0; i < 8; ++i) header_[i] = uint8_t(s.bytes >> (8 * i));
+        for (int i = 0; i < 4; ++i) header_[8 + i] = uint8_t(self_ >> (8 * i));
+        for (int i = 12; i < 16; ++i) header_[i] = 0;
+        Burst h;
+        h.address = ipc_window(s.peer) + uint64_t(self_) * kIpcPortWidth;
+        h.length = h.width = kIpcHeaderBytes;
+        h.header = true;
+        bursts_.push_back(h);
+        phase_ = Phase::kHeader;
+        break;
+      }
+      case Phase::kHeader: {
+        if (!send_bursts()) return false;
+        next_phase();
+        const uint64_t port = ipc_window(s.peer) + kIpcDataOffset + uint64_t(self_) * kIpcPortWidth;
+        for (uint64_t off = 0; off < s.bytes; off += kIpcMaxBurstBytes) {
+          Burst b;
+          b.address = port;
+          b.length = std::min(kIpcMaxBurstBytes, s.bytes - off);
+          b.width = kIpcPortWidth;
+          b.buf = off;
+          bursts_.push_back(b);
+        }
+        phase_ = Phase::kData;
+        break;
+      }
+      case Phase::kData:
+        if (!send_bursts()) return false;
+        phase_ = Phase::kDone;
+        return true;
+      case Phase::kWaitMessage: {
+        Message* m = oldest(s.peer);
+        if (!m || !m->complete()) return false;
+        if (m->bytes != s.bytes) {
+          throw KernelError("PE_IPC: the message from PE " + std::to_string(s.peer) + " is " +
+                            std::to_string(m->bytes) + " bytes, dst holds " + std::to_string(s.bytes) +
+                            " bytes (a recv takes exactly its tensor's bytes)");
+        }
+        issue_ps_ = end_ps_ = std::max(now_ps(), m->done_ps);
+        if (data_) buffer_.swap(m->data);
+        by_src_[s.peer].pop_front();  // its slot stays taken until the stage ends
+        if (in_tcm(s.dst)) {
+          if (data_) {
+            for (uint64_t r = 0; r < s.dst.runs; ++r)
+              port_.write(s.dst.address + r * s.dst.pitch, &buffer_[r * s.dst.run_bytes], s.dst.run_bytes);
+          }
+          end_ps_ += ps_of(clock_.cycles(cycles_of(s)));
+          phase_ = Phase::kWrite;  // no bursts: done at once
+        } else {
+          plan_runs(s.dst, false);
+          phase_ = Phase::kWrite;
+        }
+        break;
+      }
+      case Phase::kWrite: {
+        if (!send_bursts()) return false;
+        // The slot frees when the RECV ends (free_slots).
+        free_at_ps_.push_back(end_ps_);
+        const uint64_t now = now_ps();
+        free_ev_.notify(from_ps(end_ps_ > now ? end_ps_ - now : 0));
+        phase_ = Phase::kDone;
+        return true;
+      }
+      case Phase::kIdle:
+      case Phase::kDone: return true;
+    }
+  }
+}
+
+bool PeIpc::send_bursts() {
+  while (next_ < bursts_.size()) {
+    const Burst& b = bursts_[next_];
+    tlm::tlm_generic_payload& p = burst_;
+    p.set_command(b.read ? tlm::TLM_READ_COMMAND : tlm::TLM_WRITE_COMMAND);
+    p.set_address(b.address);
+    unsigned char* bytes;
+    if (b.header) {
+      bytes = header_;
+    } else if (data_) {
+      bytes = buffer_.data() + b.buf;
+    } else {
+      if (scratch_.size() < b.length) scratch_.resize(b.length);
+      bytes = scratch_.data();
+    }
+    p.set_data_ptr(bytes);
+    p.set_data_length(unsigned(b.length));
+    p.set_streaming_width(unsigned(b.width));
+    p.set_byte_enable_ptr(nullptr);
+    p.set_byte_enable_length(0);
+    p.set_dmi_allowed(false);
+    p.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    const uint64_t now = now_ps();
+    sc_core::sc_time delay = from_ps(issue_ps_ > now ? issue_ps_ - now : 0);
+    tlm::tlm_phase phase = tlm::BEGIN_REQ;
+    p.acquire();
+    const tlm::tlm_sync_enum r = mem->nb_transport_fw(p, phase, delay);
+    if (r == tlm::TLM_COMPLETED) {
+      burst_done(delay);
+      continue;
+    }
+    if (r == tlm::TLM_UPDATED && phase == tlm::BEGIN_RESP) {  // answered at once, in phases
+      tlm::tlm_phase end = tlm::END_RESP;
+      sc_core::sc_time zero = sc_core::SC_ZERO_TIME;
+      mem->nb_transport_fw(p, end, zero);
+      burst_done(delay);
+      continue;
+    }
+    waiting_slot_ = b.header;  // a HEADER held: the receiver's queue is full
+    return false;              // the response comes on the backward path
+  }
+  return true;
+}
+
+void PeIpc::burst_done(const sc_core::sc_time& delay) {
+  const bool ok = burst_.is_response_ok();
+  burst_.release();
+  waiting_slot_ = false;
+  if (!ok) {
+    char where[32];
+    std::snprintf(where, sizeof where, "0x%llx", static_cast<unsigned long long>(burst_.get_address()));
+    throw KernelError(std::string("PE_IPC: ") + (burst_.is_read() ? "read" : "write") + " of " +
+                      std::to_string(burst_.get_data_length()) + " bytes at " + where + " failed: " +
+                      burst_.get_response_string());
+  }
+  end_ps_ = std::max(end_ps_, now_ps() + ps_of(delay));
+  ++next_;
+}
+
+tlm::tlm_sync_enum PeIpc::nb_transport_bw(tlm::tlm_generic_payload& p, tlm::tlm_phase& phase,
+                                          sc_core::sc_time& delay) {
+  if (&p != &burst_ || !late_) {
+    SC_REPORT_ERROR(name(), "nb_transport_bw: a response to no burst in flight");
+    return tlm::TLM_COMPLETED;
+  }
+  if (phase == tlm::END_REQ) return tlm::TLM_ACCEPTED;
+  if (phase != tlm::BEGIN_RESP) {
+    SC_REPORT_ERROR(name(), "nb_transport_bw: unexpected phase");
+    return tlm::TLM_COMPLETED;
+  }
+  resume_.notify(delay);  // go on from this module's method, not inside the target's call
+  return tlm::TLM_COMPLETED;
+}
+
+void PeIpc::resume() {
+  if (!late_) return;
+  try {
+    if (phase_ != Phase::kWaitMessage) burst_done(sc_core::SC_ZERO_TIME);
+    if (!advance()) return;
+  } catch (const std::exception& e) {
+    asan_forget_unwound_frames();  // a method's stack (models/util/asan_stack.h)
+    error_ = e.what();
+    late_ = false;
+    finish(sc_core::SC_ZERO_TIME, false);
+    return;
+  }
+  late_ = false;
+  const uint64_t now = now_ps();
+  finish(from_ps(end_ps_ > now ? end_ps_ - now : 0), true);
 }
 
 }  // namespace kb

@@ -1,32 +1,178 @@
-// PE_IPC: the PE's inter-PE message unit (issue 14 item 5). `msg` is the
-// PE's IPC receive window (models/mem/address_map.h ipc_window(g)), reached
-// from other PEs through the cube interconnect and the mesh.
+// PE_IPC: the PE's inter-PE message unit (issue 14 item 5). One in-order
+// engine of PE_SCHEDULER (Engine::kIpc): it runs SEND and RECV stages one at
+// a time, and owns the PE's IPC receive queue behind `msg`, the PE's IPC
+// window (models/mem/address_map.h: ipc_window(g), kIpcWindowStride bytes).
 //
-// Contract skeleton: every access is refused with TLM_ADDRESS_ERROR_RESPONSE
-// until the send/recv protocol lands.
+// Window layout (offsets in the window of the receiving PE; s = the
+// sending global PE, s < kMaxIpcSources):
+//   0x0000 + 16 s   HEADER(s): a 16-byte write {u64 message bytes, u32 s,
+//                   u32 0} (little-endian) that takes a slot in the queue.
+//   0x8000 + 16 s   DATA(s): a FIFO port, kIpcPortWidth (16) bytes wide: a
+//                   burst is a write with streaming width 16 and the
+//                   message's next bytes as its data (at most 64 KiB,
+//                   PE_DMA's kMaxBurstBytes).
+// A write elsewhere, a read, byte enables, DATA without a HEADER or past its
+// message's bytes, or a HEADER whose source field is not s get an error
+// response.
+//
+// Protocol (TLM-2.0 base protocol, nb_transport; the interconnect forwards
+// both paths):
+// - send(src, dst): the SEND stage takes dma.setup_cycles; then, if src is
+//   in HBM, its bytes are read over `mem` (bursts of at most 64 KiB, one or
+//   more per row); then the HEADER goes to ipc_window(dst) over `mem`; once
+//   its response arrives, the DATA bursts go, all issued at that time. The
+//   stage ends when the last burst's response arrives. Data mode: the bursts
+//   carry src's bytes; timing mode: a scratch buffer.
+// - The receive port takes ceil(n / tcm.bytes_per_cycle) cycles per write
+//   of n bytes (a HEADER counts 16), one write after another in arrival
+//   order: senders to one PE share its port.
+// - Back-pressure: the queue holds at most ipc.queue_depth messages that
+//   arrived or are arriving and that no recv has taken. A HEADER to a full
+//   queue (or while others wait) is accepted (TLM_UPDATED, END_REQ) but not
+//   answered: BEGIN_RESP comes on the backward path when a recv frees a slot,
+//   oldest waiting HEADER first; the sender's SEND stage waits for it.
+// - recv(dst, src): the RECV stage waits until the oldest message from src
+//   (FIFO per source) has fully arrived (its last burst's end), then checks
+//   its byte count against dst's (a mismatch fails the command: a
+//   CommandFault naming both sizes and the source PE) and copies it into
+//   dst: a TCM dst takes ceil(bytes / tcm.bytes_per_cycle) +
+//   tcm.latency_cycles; an HBM dst is written over `mem` (bursts of at most
+//   64 KiB). The slot frees when the stage ends.
+// - PE_IPC is one in-order engine: a RECV waiting for its message occupies
+//   it, and a later SEND on the same PE waits behind it. Kernels issue
+//   their sends before the recvs they depend on (a ring: send, then recv).
+//   Sending to itself works (the top routes the PE's own window back).
+//
+// Uncontended times, from the stage's issue (R = tcm.bytes_per_cycle, P
+// the number of DATA bursts, H = hbm access cycles of bytes, all in cycles
+// of the PE clock, plus whatever the interconnect between adds):
+//   SEND  = setup + [src in HBM: H] + ceil(16 / R) + ceil(bytes / R)
+//           (bursts are serialised on the receiver's port)
+//   RECV  = max(issue, arrival of the message's last byte) - issue
+//           + [TCM dst: ceil(bytes / R) + tcm.latency_cycles | HBM dst: H]
 #pragma once
+
+#include <deque>
+#include <map>
+#include <string>
+#include <vector>
 
 #include <systemc>
 #include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 
 #include "models/config/pe_config.h"
+#include "models/pe/engines/stage_engine.h"
+#include "models/util/module_payload.h"
 
 namespace kb {
 
-class PeIpc : public sc_core::sc_module {
+constexpr uint64_t kIpcHeaderBytes = 16;
+constexpr uint64_t kIpcPortWidth = 16;                 // DATA's streaming width
+constexpr uint64_t kIpcDataOffset = 0x8000;            // DATA(0) in the window
+constexpr uint32_t kMaxIpcSources = 0x8000 / 16;       // 2048
+constexpr uint64_t kIpcMaxBurstBytes = 64 * 1024;      // PE_DMA's kMaxBurstBytes
+
+// What a blocked PE_IPC waits for (the deadlock report, models/top/deadlock.h).
+struct IpcWait {
+  enum Kind { kNone, kMessage, kSlot } kind = kNone;
+  uint64_t cmd_id = 0;
+  uint32_t peer = 0;             // kMessage: the source PE; kSlot: the destination PE
+  uint64_t bytes = 0;            // the stage's bytes
+  bool header_arrived = false;   // kMessage: a message from peer is arriving
+  uint64_t arrived_bytes = 0;    // of it
+};
+
+class PeIpc : public StageEngine {
  public:
   tlm_utils::simple_target_socket_optional<PeIpc> msg;  // the IPC receive window (may stay unbound)
+  tlm_utils::simple_initiator_socket<PeIpc> mem;        // to other PEs' windows and HBM, through the PE's bus
 
   PeIpc(sc_core::sc_module_name name, const PeConfig& cfg);
+  // This PE's global number (the HEADER's source and the window it owns).
+  void set_self(uint32_t global) { self_ = global; }
+
+  IpcWait wait_state() const;
+  uint64_t slots_taken() const { return taken_; }
+  uint64_t queue_depth() const { return cfg_.ipc.queue_depth; }
+  uint64_t headers_waiting() const { return waiting_.size(); }
+
+ protected:
+  uint64_t cycles_of(const Stage& s) const override;  // the RECV copy into TCM
+  std::optional<sc_core::sc_time> execute(const Stage& s, CommandData* d) override;
 
  private:
+  // --- receive side
+  struct Message {
+    uint32_t src = 0;
+    uint64_t bytes = 0, arrived = 0;
+    uint64_t done_ps = 0;  // the last byte's arrival (once arrived == bytes)
+    std::vector<uint8_t> data;  // data mode
+    bool complete() const { return arrived == bytes; }
+  };
+  struct WaitingHeader {
+    tlm::tlm_generic_payload* p = nullptr;  // nb form (null: a b_transport thread)
+    uint32_t src = 0;
+    uint64_t bytes = 0;
+    uint64_t arrive_ps = 0;
+    bool* granted = nullptr;  // b_transport form: set when it has its slot
+  };
   void b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
   tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload& p, tlm::tlm_phase& phase,
                                      sc_core::sc_time& delay);
   unsigned transport_dbg(tlm::tlm_generic_payload& p);
+  // Decodes a write into the window: 0 refused (status set), 1 HEADER, 2 DATA.
+  int decode(tlm::tlm_generic_payload& p, uint32_t* src, uint64_t* bytes);
+  uint64_t port_write(uint64_t arrive_ps, uint64_t n);  // the port's end time
+  void take_slot(uint32_t src, uint64_t bytes);
+  void data_write(tlm::tlm_generic_payload& p, uint32_t src, sc_core::sc_time& delay);
+  void free_slots();  // SC_METHOD on free_ev_: slots whose recv ended; waiting HEADERs
+  Message* oldest(uint32_t src);
 
-  const PeConfig& cfg_;
+  // --- stage side
+  enum class Phase { kIdle, kRead, kHeader, kData, kWaitMessage, kWrite, kDone };
+  struct Burst {
+    uint64_t address = 0, length = 0, buf = 0;
+    bool read = false;
+    bool header = false;
+    uint64_t width = 0;  // streaming width
+  };
+  void plan_runs(const BytePattern& p, bool read);  // bursts over a tensor in HBM
+  bool in_tcm(const BytePattern& p) const;
+  bool advance();  // runs phases until one waits; true when the stage is done
+  bool send_bursts();
+  void burst_done(const sc_core::sc_time& delay);
+  void start_recv_copy();
+  tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload& p, tlm::tlm_phase& phase,
+                                     sc_core::sc_time& delay);
+  void resume();  // SC_METHOD on resume_
+  void next_phase();
+
+  uint32_t self_ = 0;
+  // Receive queue: per source, oldest first; slots taken; HEADERs waiting.
+  std::map<uint32_t, std::deque<Message>> by_src_;
+  uint64_t taken_ = 0;
+  std::deque<WaitingHeader> waiting_;
+  std::deque<uint64_t> free_at_ps_;  // ends of RECV stages whose slot is still taken
+  uint64_t port_free_ps_ = 0;
+  sc_core::sc_event free_ev_;
+  sc_core::sc_event slot_granted_;  // b_transport HEADERs
+
+  // The stage under way.
+  const Stage* stage_ = nullptr;
+  bool data_ = false;
+  Phase phase_ = Phase::kIdle;
+  bool late_ = false;
+  bool waiting_slot_ = false;   // our HEADER is held by a full queue
+  std::vector<Burst> bursts_;
+  size_t next_ = 0;
+  uint64_t issue_ps_ = 0, end_ps_ = 0, start_ps_ = 0;
+  std::vector<uint8_t> buffer_;   // the message's bytes (data mode)
+  std::vector<uint8_t> scratch_;  // timing mode: a burst's worth
+  uint8_t header_[kIpcHeaderBytes] = {};
+  ModulePayload burst_;
+  sc_core::sc_event resume_;
 };
 
 }  // namespace kb

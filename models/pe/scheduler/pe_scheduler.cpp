@@ -69,6 +69,8 @@ static_assert(std::is_same_v<std::variant_alternative_t<size_t(desc::Type::kGemm
 static_assert(std::is_same_v<std::variant_alternative_t<size_t(desc::Type::kMath) - 1, Command>, MathCmd>);
 static_assert(std::is_same_v<std::variant_alternative_t<size_t(desc::Type::kCopy) - 1, Command>, CopyCmd>);
 static_assert(std::is_same_v<std::variant_alternative_t<size_t(desc::Type::kComposite) - 1, Command>, CompositeCmd>);
+static_assert(std::is_same_v<std::variant_alternative_t<size_t(desc::Type::kSend) - 1, Command>, SendCmd>);
+static_assert(std::is_same_v<std::variant_alternative_t<size_t(desc::Type::kRecv) - 1, Command>, RecvCmd>);
 
 // The completion id in a write's framing (bytes 1-3), 0 when it has none.
 uint32_t framed_id(const unsigned char* data, unsigned len) {
@@ -180,6 +182,7 @@ bool PeScheduler::take_descriptor(tlm::tlm_generic_payload& payload, Incoming& w
   }
   try {
     check_command(c, table_);
+    check_peer(c, pes_);
     if (cfg_.data_mode) check_data_dtypes(c, table_);
   } catch (const KernelError& e) {
     return descriptor_error(payload, ErrorCode::kInvalidCommand, cid, descriptor_name(cid, c) + ": " + e.what());

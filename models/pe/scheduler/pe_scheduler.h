@@ -129,7 +129,11 @@ class PeScheduler : public sc_core::sc_module {
       std::function<void(regs::ErrorCode code, uint32_t completion_id, const std::string& what)>;
   void on_descriptor_error(DescriptorErrorHandler h) { on_descriptor_error_ = std::move(h); }
 
+  // The PE count of the top (PePlace::pes()): IPC peers are below it.
+  void set_pes(uint32_t pes) { pes_ = pes; }
   size_t occupancy() const { return inflight_.size(); }
+  // A descriptor write held by a full queue (deadlock report).
+  bool writer_blocked() const { return blocked_writers_ > 0 || pending_write_ != nullptr; }
   uint64_t completed() const { return completed_; }  // descriptors completed since time 0
   // Notified (delta) whenever the queue becomes empty after a completion.
   const sc_core::sc_event& drained_event() const { return drained_; }
@@ -235,6 +239,7 @@ class PeScheduler : public sc_core::sc_module {
   FaultHandler on_fault_;
   DescriptorErrorHandler on_descriptor_error_;
   bool faulted_ = false;  // stopped by a fault (the launch failed)
+  uint32_t pes_ = 1;
   void signal_change() {
     if (signals_) changed_.notify();
   }

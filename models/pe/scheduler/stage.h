@@ -39,6 +39,7 @@ struct Stage {
   int64_t row_len = 0;          // MATH reductions: elements reduced per row
   bool tcm_only = false;        // COPY: both ends in TCM
   BytePattern src, dst;         // PE_DMA: what it reads and what it writes
+  uint32_t peer = 0;            // PE_IPC: the destination (SEND) or source (RECV) global PE
   // Data mode, a composite's staged blocks: the operand a DMA_READ brings
   // in ('a', 'b', 'o': the accumulated output) or the output block a STORE
   // leaves for its DMA_WRITE ('w'); 0 for every other stage.

@@ -226,7 +226,24 @@ void TilePlan::start(uint64_t cmd_id, const Command& cmd, const TensorTable& tab
           },
           [&](const CompositeCmd& comp) { composite(comp, table); },
           // PE_CPU spends tl.cycles itself and never queues it (ADR-0064 D5).
-          [](const CpuOverheadCmd&) {}},
+          [](const CpuOverheadCmd&) {},
+          // issue 14 item 5: one PE_IPC stage each (models/pe/ipc/pe_ipc.h).
+          [&](const SendCmd& sd) {
+            Stage& w = at(add(RecordKind::kSend, Engine::kIpc, -1));
+            const TensorDesc& src = table.at(sd.src);
+            w.bytes = bytes_of(src);
+            w.elements = elements_of(src);
+            w.src = tensor_pattern(src);
+            w.peer = sd.dst;
+          },
+          [&](const RecvCmd& rv) {
+            Stage& w = at(add(RecordKind::kRecv, Engine::kIpc, -1));
+            const TensorDesc& dst = table.at(rv.dst);
+            w.bytes = bytes_of(dst);
+            w.elements = elements_of(dst);
+            w.dst = tensor_pattern(dst);
+            w.peer = rv.src;
+          }},
       cmd);
   seal_unit();
 }
