@@ -120,7 +120,8 @@ void all_reduce_ring(Tl& tl, const Tensor& x, const AllReduceOptions& opt) {
   for (int64_t q = 0; q < pieces; ++q) {
     // Reduce-scatter: at step s this PE sends segment pos - s and receives
     // segment pos - s - 1, which it adds to its own and sends on.
-    Tensor sent = part(tl, x, piece(pos, q));
+    const Span mine = piece(pos, q);
+    Tensor sent = mine.len > 0 ? part(tl, x, mine) : Tensor{};
     for (uint32_t s = 0; s + 1 < n; ++s) {
       if (piece(pos - s, q).len > 0) tl.send(sent, next);
       const Span in = piece(pos - s - 1, q);

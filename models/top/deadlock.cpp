@@ -7,8 +7,11 @@ namespace kb {
 namespace {
 
 std::string where(const Pe& pe) {
+  // The name, and where it sits when the name does not say it (a flat top).
   const PePlace& p = pe.place();
-  return std::string(pe.name()) + " (cube" + std::to_string(p.cube) + ".pe" + std::to_string(p.pe) + ")";
+  const std::string at = "cube" + std::to_string(p.cube) + ".pe" + std::to_string(p.pe);
+  const std::string name = pe.name();
+  return name == at ? name + " (PE " + std::to_string(p.global) + ")" : name + " (" + at + ", PE " + std::to_string(p.global) + ")";
 }
 
 const Pe* find_pe(const std::vector<Pe*>& pes, uint32_t global) {
@@ -17,7 +20,7 @@ const Pe* find_pe(const std::vector<Pe*>& pes, uint32_t global) {
   return nullptr;
 }
 
-std::string ipc_wait(const std::vector<Pe*>& pes, const IpcWait& w) {
+std::string ipc_wait(const std::vector<Pe*>& pes, const IpcWait& w, uint32_t from) {
   if (w.kind == IpcWait::kMessage) {
     std::string s = "waits in RecvCmd #" + std::to_string(w.cmd_id) + " for a message from PE " +
                     std::to_string(w.peer) + " (" + std::to_string(w.bytes) + " bytes), ";
@@ -27,8 +30,8 @@ std::string ipc_wait(const std::vector<Pe*>& pes, const IpcWait& w) {
   std::string s = "waits in SendCmd #" + std::to_string(w.cmd_id) + " for a slot in PE " + std::to_string(w.peer) +
                   "'s IPC queue";
   if (const Pe* to = find_pe(pes, w.peer)) {
-    s += " (" + std::to_string(to->pe_ipc.slots_taken()) + " of " + std::to_string(to->pe_ipc.queue_depth()) +
-         " taken)";
+    s += " (" + std::to_string(to->pe_ipc.slots_taken(from)) + " of " + std::to_string(to->pe_ipc.queue_depth()) +
+         " taken by PE " + std::to_string(from) + ")";
   }
   return s;
 }
@@ -40,9 +43,19 @@ std::string deadlock_report(const std::vector<Pe*>& pes) {
   for (const Pe* pe : pes) {
     if (!pe || !pe->pe_cpu.busy()) continue;
     std::string what;
-    const IpcWait w = pe->pe_ipc.wait_state();
+    IpcWait w = pe->pe_ipc.wait_state();
+    if (w.kind == IpcWait::kNone) {
+      // A RECV PE_SCHEDULER holds back until its message is in.
+      if (const Stage* r = pe->pe_scheduler.gated_recv()) {
+        w.kind = IpcWait::kMessage;
+        w.cmd_id = r->cmd_id;
+        w.peer = r->peer;
+        w.bytes = r->bytes;
+        w.arrived_bytes = pe->pe_ipc.arrived_bytes(r->peer, &w.header_arrived);
+      }
+    }
     if (w.kind != IpcWait::kNone) {
-      what = ipc_wait(pes, w);
+      what = ipc_wait(pes, w, pe->index());
     } else if (pe->pe_scheduler.writer_blocked()) {
       what = "PE_CPU waits for a slot in PE_SCHEDULER's queue (" + std::to_string(pe->pe_scheduler.occupancy()) +
              " commands in flight)";

@@ -198,8 +198,9 @@ TEST(IpcTiming, SendAndRecvFollowTheirFormulas) {
   EXPECT_EQ(end_of(r) - start_of(r), cyc(cfg, port_cycles(cfg, bytes) + cfg.tcm.latency_cycles));
 }
 
-// A recv issued before its message arrives ends when the last byte is in,
-// plus its copy.
+// A recv dispatched before its message arrives is held by PE_SCHEDULER
+// (PE_IPC stays free for sends) and runs when the last byte is in: it ends
+// then plus its copy.
 TEST(IpcTiming, EarlyRecvWaitsForTheLastByte) {
   PeConfig cfg;
   const nlohmann::json j = run_top(cfg, {[](Tl& tl) {
@@ -211,7 +212,7 @@ TEST(IpcTiming, EarlyRecvWaitsForTheLastByte) {
                                          [](Tl& tl) { tl.recv(tl.tcm("x", 64, 64, Dtype::kBf16), 0); }});
   expect_ok(j);
   const nlohmann::json s = rec(j, 0, "SEND", 1), r = rec(j, 1, "RECV", 1);
-  EXPECT_LT(start_of(r), start_of(s));
+  EXPECT_EQ(start_of(r), end_of(s));
   EXPECT_EQ(end_of(r), end_of(s) + cyc(cfg, port_cycles(cfg, 64 * 64 * 2) + cfg.tcm.latency_cycles));
 }
 
@@ -476,10 +477,10 @@ TEST(IpcDeadlock, MismatchedRecvs) {
   ASSERT_FALSE(j.contains("error")) << j.dump();
   const std::string d = j["deadlock"];
   EXPECT_EQ(d.rfind("deadlock at ", 0), 0u) << d;
-  EXPECT_NE(d.find("pe_0 (cube0.pe0) waits in RecvCmd #1 for a message from PE 1 (4096 bytes), none arrived"),
+  EXPECT_NE(d.find("pe_0 (cube0.pe0, PE 0) waits in RecvCmd #1 for a message from PE 1 (4096 bytes), none arrived"),
             std::string::npos)
       << d;
-  EXPECT_NE(d.find("pe_1 (cube0.pe1) waits in RecvCmd #1 for a message from PE 0 (2048 bytes), none arrived"),
+  EXPECT_NE(d.find("pe_1 (cube0.pe1, PE 1) waits in RecvCmd #1 for a message from PE 0 (2048 bytes), none arrived"),
             std::string::npos)
       << d;
   EXPECT_TRUE(j["pe"][0]["busy"].get<bool>());
@@ -502,10 +503,10 @@ TEST(IpcDeadlock, SendCycleWithFullQueues) {
   const nlohmann::json j = run_top(cfg, {k(1), k(0)});
   ASSERT_FALSE(j.contains("error")) << j.dump();
   const std::string d = j["deadlock"];
-  EXPECT_NE(d.find("pe_0 (cube0.pe0) waits in SendCmd #2 for a slot in PE 1's IPC queue (1 of 1 taken)"),
+  EXPECT_NE(d.find("pe_0 (cube0.pe0, PE 0) waits in SendCmd #2 for a slot in PE 1's IPC queue (1 of 1 taken by PE 0)"),
             std::string::npos)
       << d;
-  EXPECT_NE(d.find("pe_1 (cube0.pe1) waits in SendCmd #2 for a slot in PE 0's IPC queue (1 of 1 taken)"),
+  EXPECT_NE(d.find("pe_1 (cube0.pe1, PE 1) waits in SendCmd #2 for a slot in PE 0's IPC queue (1 of 1 taken by PE 1)"),
             std::string::npos)
       << d;
 }

@@ -27,6 +27,27 @@ PeIpc::PeIpc(sc_core::sc_module_name name, const PeConfig& cfg) : StageEngine(na
   SC_METHOD(free_slots);
   sensitive << free_ev_;
   dont_initialize();
+  SC_METHOD(arrived);
+  sensitive << arrival_ev_;
+  dont_initialize();
+}
+
+bool PeIpc::message_ready(uint32_t src) const {
+  auto it = by_src_.find(src);
+  if (it == by_src_.end() || it->second.empty()) return false;
+  const Message& m = it->second.front();
+  return m.complete() && m.done_ps <= now_ps();
+}
+
+void PeIpc::arrived() {
+  if (on_arrival_) on_arrival_();
+}
+
+bool PeIpc::slot_free(uint32_t src) const {
+  if (slots_taken(src) >= cfg_.ipc.queue_depth) return false;
+  for (const WaitingHeader& w : waiting_)
+    if (w.src == src) return false;  // an older HEADER from src goes first
+  return true;
 }
 
 uint64_t PeIpc::cycles_of(const Stage& s) const {
@@ -113,7 +134,7 @@ uint64_t PeIpc::port_write(uint64_t arrive_ps, uint64_t n) {
 }
 
 void PeIpc::take_slot(uint32_t src, uint64_t bytes) {
-  ++taken_;
+  ++taken_[src];
   Message m;
   m.src = src;
   m.bytes = bytes;
@@ -138,9 +159,13 @@ void PeIpc::data_write(tlm::tlm_generic_payload& p, uint32_t src, sc_core::sc_ti
   m->done_ps = std::max(m->done_ps, end);
   delay = from_ps(end - now);
   p.set_response_status(tlm::TLM_OK_RESPONSE);
-  // A RECV waiting for this message goes on when its last byte is in.
-  if (m->complete() && late_ && phase_ == Phase::kWaitMessage && stage_->peer == src && oldest(src) == m) {
-    resume_.notify(from_ps(end - now));
+  // A RECV waiting for this message goes on when its last byte is in;
+  // PE_SCHEDULER is told a RECV from src may issue.
+  if (m->complete()) {
+    if (late_ && phase_ == Phase::kWaitMessage && stage_->peer == src && oldest(src) == m) {
+      resume_.notify(from_ps(end - now));
+    }
+    arrival_ev_.notify(from_ps(end - now));
   }
 }
 
@@ -161,7 +186,7 @@ tlm::tlm_sync_enum PeIpc::nb_transport_fw(tlm::tlm_generic_payload& p, tlm::tlm_
   }
   const uint64_t now = now_ps();
   const uint64_t arrive = now + ps_of(delay);
-  if (taken_ < cfg_.ipc.queue_depth && waiting_.empty()) {
+  if (slot_free(src)) {
     const uint64_t end = port_write(arrive, kIpcHeaderBytes);
     take_slot(src, bytes);
     delay = from_ps(end - now);
@@ -183,7 +208,7 @@ void PeIpc::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
   if (kind == 0) return;
   if (kind == 2) return data_write(p, src, delay);
   uint64_t arrive = now_ps() + ps_of(delay);
-  if (taken_ >= cfg_.ipc.queue_depth || !waiting_.empty()) {
+  if (!slot_free(src)) {
     bool granted = false;
     waiting_.push_back({nullptr, src, bytes, arrive, &granted});
     while (!granted) sc_core::wait(slot_granted_);
@@ -204,13 +229,24 @@ unsigned PeIpc::transport_dbg(tlm::tlm_generic_payload& p) {
 
 void PeIpc::free_slots() {
   const uint64_t now = now_ps();
-  while (!free_at_ps_.empty() && free_at_ps_.front() <= now) {
+  while (!free_at_ps_.empty() && free_at_ps_.front().first <= now) {
+    --taken_[free_at_ps_.front().second];
     free_at_ps_.pop_front();
-    --taken_;
   }
-  while (taken_ < cfg_.ipc.queue_depth && !waiting_.empty()) {
-    const WaitingHeader w = waiting_.front();
-    waiting_.pop_front();
+  // The oldest waiting HEADER of each source whose slot freed.
+  for (auto it = waiting_.begin(); it != waiting_.end();) {
+    if (slots_taken(it->src) >= cfg_.ipc.queue_depth) {
+      ++it;
+      continue;
+    }
+    bool older = false;
+    for (auto o = waiting_.begin(); o != it; ++o) older = older || o->src == it->src;
+    if (older) {
+      ++it;
+      continue;
+    }
+    const WaitingHeader w = *it;
+    it = waiting_.erase(it);
     const uint64_t end = port_write(std::max(now, w.arrive_ps), kIpcHeaderBytes);
     take_slot(w.src, w.bytes);
     if (w.granted) {
@@ -224,7 +260,7 @@ void PeIpc::free_slots() {
     msg->nb_transport_bw(*w.p, phase, delay);  // the sender answers TLM_COMPLETED
     w.p->release();
   }
-  if (!free_at_ps_.empty()) free_ev_.notify(from_ps(free_at_ps_.front() - now));
+  if (!free_at_ps_.empty()) free_ev_.notify(from_ps(free_at_ps_.front().first - now));
 }
 
 // ---------------------------------------------------------------- stage side
@@ -357,7 +393,7 @@ bool PeIpc::advance() {
       case Phase::kWrite: {
         if (!send_bursts()) return false;
         // The slot frees when the RECV ends (free_slots).
-        free_at_ps_.push_back(end_ps_);
+        free_at_ps_.emplace_back(end_ps_, s.peer);
         const uint64_t now = now_ps();
         free_ev_.notify(from_ps(end_ps_ > now ? end_ps_ - now : 0));
         phase_ = Phase::kDone;

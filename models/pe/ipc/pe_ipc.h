@@ -26,21 +26,25 @@
 // - The receive port takes ceil(n / tcm.bytes_per_cycle) cycles per write
 //   of n bytes (a HEADER counts 16), one write after another in arrival
 //   order: senders to one PE share its port.
-// - Back-pressure: the queue holds at most ipc.queue_depth messages that
-//   arrived or are arriving and that no recv has taken. A HEADER to a full
-//   queue (or while others wait) is accepted (TLM_UPDATED, END_REQ) but not
-//   answered: BEGIN_RESP comes on the backward path when a recv frees a slot,
-//   oldest waiting HEADER first; the sender's SEND stage waits for it.
-// - recv(dst, src): the RECV stage waits until the oldest message from src
-//   (FIFO per source) has fully arrived (its last burst's end), then checks
+// - Back-pressure: the queue holds, per source, at most ipc.queue_depth
+//   messages that arrived or are arriving and that no recv has taken (a
+//   slot per source and depth: one busy sender cannot starve another, so a
+//   reply never waits behind requests). A HEADER to a full queue (or while
+//   another from its source waits) is accepted (TLM_UPDATED, END_REQ) but
+//   not answered: BEGIN_RESP comes on the backward path when a recv frees a
+//   slot of that source; the sender's SEND stage waits for it.
+// - recv(dst, src): PE_SCHEDULER issues a RECV stage only once the oldest
+//   message from src (FIFO per source) has fully arrived (message_ready;
+//   on_arrival wakes it), so a RECV never holds PE_IPC waiting; it then checks
 //   its byte count against dst's (a mismatch fails the command: a
 //   CommandFault naming both sizes and the source PE) and copies it into
 //   dst: a TCM dst takes ceil(bytes / tcm.bytes_per_cycle) +
 //   tcm.latency_cycles; an HBM dst is written over `mem` (bursts of at most
 //   64 KiB). The slot frees when the stage ends.
-// - PE_IPC is one in-order engine: a RECV waiting for its message occupies
-//   it, and a later SEND on the same PE waits behind it. Kernels issue
-//   their sends before the recvs they depend on (a ring: send, then recv).
+// - PE_IPC runs one stage at a time. Sends to one PE, and recvs from one
+//   PE, issue in program order (PE_SCHEDULER), so messages match recvs in
+//   the order the kernel wrote them whatever the hazards allow; a SEND
+//   whose HEADER is held by a full queue occupies PE_IPC until answered.
 //   Sending to itself works (the top routes the PE's own window back).
 //
 // Uncontended times, from the stage's issue (R = tcm.bytes_per_cycle, P
@@ -53,6 +57,7 @@
 #pragma once
 
 #include <deque>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -94,7 +99,21 @@ class PeIpc : public StageEngine {
   void set_self(uint32_t global) { self_ = global; }
 
   IpcWait wait_state() const;
-  uint64_t slots_taken() const { return taken_; }
+  uint64_t slots_taken(uint32_t src) const {
+    auto it = taken_.find(src);
+    return it == taken_.end() ? 0 : it->second;
+  }
+  // The oldest message from src not yet taken has fully arrived (its last
+  // byte is in by now): a RECV from src may issue.
+  bool message_ready(uint32_t src) const;
+  // Bytes in of the oldest message from src not yet taken (*any: one is).
+  uint64_t arrived_bytes(uint32_t src, bool* any) const {
+    auto it = by_src_.find(src);
+    *any = it != by_src_.end() && !it->second.empty();
+    return *any ? it->second.front().arrived : 0;
+  }
+  // Called (from a method) when a message's last byte is in.
+  void on_arrival(std::function<void()> f) { on_arrival_ = std::move(f); }
   uint64_t queue_depth() const { return cfg_.ipc.queue_depth; }
   uint64_t headers_waiting() const { return waiting_.size(); }
 
@@ -128,6 +147,8 @@ class PeIpc : public StageEngine {
   void take_slot(uint32_t src, uint64_t bytes);
   void data_write(tlm::tlm_generic_payload& p, uint32_t src, sc_core::sc_time& delay);
   void free_slots();  // SC_METHOD on free_ev_: slots whose recv ended; waiting HEADERs
+  void arrived();     // SC_METHOD on arrival_ev_
+  bool slot_free(uint32_t src) const;  // a HEADER from src may take a slot now
   Message* oldest(uint32_t src);
 
   // --- stage side
@@ -152,9 +173,12 @@ class PeIpc : public StageEngine {
   uint32_t self_ = 0;
   // Receive queue: per source, oldest first; slots taken; HEADERs waiting.
   std::map<uint32_t, std::deque<Message>> by_src_;
-  uint64_t taken_ = 0;
+  std::map<uint32_t, uint64_t> taken_;  // slots per source
   std::deque<WaitingHeader> waiting_;
-  std::deque<uint64_t> free_at_ps_;  // ends of RECV stages whose slot is still taken
+  // Ends of RECV stages whose slot is still taken, and the slot's source.
+  std::deque<std::pair<uint64_t, uint32_t>> free_at_ps_;
+  sc_core::sc_event arrival_ev_;
+  std::function<void()> on_arrival_;
   uint64_t port_free_ps_ = 0;
   sc_core::sc_event free_ev_;
   sc_core::sc_event slot_granted_;  // b_transport HEADERs

@@ -315,6 +315,12 @@ void PeScheduler::accept(uint64_t id, const Command& cmd) {
   f.blockers = 0;
   f.waiters.clear();
   f.plan.start(id, cmd, table_, cfg_);  // ADR-0064 D5: no time
+  auto next_of = [](std::vector<uint64_t>& counts, uint32_t peer) {
+    if (counts.size() <= peer) counts.resize(size_t(peer) + 1, 0);
+    return counts[peer]++;
+  };
+  if (const auto* sd = std::get_if<SendCmd>(&cmd)) f.ipc_seq = next_of(sends_accepted_, sd->dst);
+  else if (const auto* rv = std::get_if<RecvCmd>(&cmd)) f.ipc_seq = next_of(recvs_accepted_, rv->src);
   if (cfg_.data_mode) f.data = std::make_unique<CommandData>(CommandData{cmd, {}});
   signal_change();
 
@@ -397,8 +403,12 @@ void PeScheduler::issue_next(Engine e) {
   auto& ready = ready_[int(e)];
   if (busy_[int(e)] || ready.empty() || faulted_) return;
   Issued& is = issued_[int(e)];
-  is.r = ready.top();
-  ready.pop();
+  if (e == Engine::kIpc) {
+    if (!pick_ipc(&is.r)) return;
+  } else {
+    is.r = ready.top();
+    ready.pop();
+  }
   is.ext->stage = &is.r.f->plan.stage(is.r.slot);  // read during b_transport only
   is.ext->data = is.r.f->data.get();
   is.ext->error = nullptr;
@@ -415,6 +425,35 @@ void PeScheduler::issue_next(Engine e) {
   const tlm::tlm_sync_enum r = engine[size_t(e)]->nb_transport_fw(is.payload, phase, delay);
   if (r == tlm::TLM_COMPLETED) stage_answered(e, delay);
   // Else TLM_ACCEPTED: the engine answers with BEGIN_RESP (nb_transport_bw).
+}
+
+bool PeScheduler::pick_ipc(Ready* out) {
+  auto& ready = ready_[int(Engine::kIpc)];
+  auto at = [](std::vector<uint64_t>& counts, uint32_t peer) -> uint64_t& {
+    if (counts.size() <= peer) counts.resize(size_t(peer) + 1, 0);
+    return counts[peer];
+  };
+  skipped_.clear();
+  gated_recv_ = nullptr;
+  bool found = false;
+  while (!ready.empty()) {
+    const Ready r = ready.top();
+    ready.pop();
+    const Stage& s = r.f->plan.stage(r.slot);
+    const bool send = s.kind == RecordKind::kSend;
+    uint64_t& issued = at(send ? sends_issued_ : recvs_issued_, s.peer);
+    const bool in_order = r.f->ipc_seq == issued;
+    if (in_order && (send || !recv_gate_ || recv_gate_(s.peer))) {
+      ++issued;
+      *out = r;
+      found = true;
+      break;
+    }
+    if (!send && in_order && !gated_recv_) gated_recv_ = &s;
+    skipped_.push_back(r);
+  }
+  for (const Ready& r : skipped_) ready.push(r);
+  return found;
 }
 
 void PeScheduler::stage_answered(Engine e, const sc_core::sc_time& delay) {

@@ -131,6 +131,16 @@ class PeScheduler : public sc_core::sc_module {
 
   // The PE count of the top (PePlace::pes()): IPC peers are below it.
   void set_pes(uint32_t pes) { pes_ = pes; }
+  // PE_IPC (issue 14 item 5): sends to one PE and recvs from one PE issue
+  // in program order, and a RECV issues only once `recv_gate(src)` says its
+  // message is in, so a RECV never holds PE_IPC waiting. wake(e) looks
+  // for a stage to issue again (PE_IPC: a message arrived).
+  void set_recv_gate(std::function<bool(uint32_t src)> g) { recv_gate_ = std::move(g); }
+  void wake(Engine e) {
+    if (!busy_[int(e)]) ready_event_[int(e)].notify(sc_core::SC_ZERO_TIME);
+  }
+  // The oldest RECV held back at the last issue attempt (null: none).
+  const Stage* gated_recv() const { return gated_recv_; }
   size_t occupancy() const { return inflight_.size(); }
   // A descriptor write held by a full queue (deadlock report).
   bool writer_blocked() const { return blocked_writers_ > 0 || pending_write_ != nullptr; }
@@ -149,6 +159,7 @@ class PeScheduler : public sc_core::sc_module {
     uint32_t blockers = 0;   // earlier conflicting commands not yet complete
     std::vector<InFlight*> waiters;  // later commands blocked on this one
     std::unique_ptr<CommandData> data;  // data mode only
+    uint64_t ipc_seq = 0;  // SEND / RECV: its place among those to / from its peer
   };
   // A ready stage: the oldest command's first, then the plan's order.
   struct Ready {
@@ -189,6 +200,7 @@ class PeScheduler : public sc_core::sc_module {
   InFlight& find(uint64_t id);
   void issue(Engine e);          // SC_METHOD on ready_event_[e]; also after a completion
   void issue_next(Engine e);
+  bool pick_ipc(Ready* r);  // the oldest ready PE_IPC stage that may issue
   void fail(uint64_t cmd_id, const char* cmd_type, const std::exception& e);
   void complete_issued(Engine e);  // SC_METHOD on done_event_[e]
   void finish_issued(Engine e);
@@ -229,7 +241,12 @@ class PeScheduler : public sc_core::sc_module {
   int pending_from_ = 0;  // the `in` socket it came through
   Incoming pending_;      // its descriptor
   Incoming nb_in_;        // scratch of nb_transport_fw (swapped into pending_)
-  uint64_t last_id_ = 0;  // the last accepted command id (unwrapping completion ids)
+  uint64_t last_id_ = 0;
+  // Per peer: SENDs / RECVs accepted and issued (program order per peer).
+  std::vector<uint64_t> sends_accepted_, sends_issued_, recvs_accepted_, recvs_issued_;
+  std::function<bool(uint32_t)> recv_gate_;
+  std::vector<Ready> skipped_;
+  const Stage* gated_recv_ = nullptr;  // the last accepted command id (unwrapping completion ids)
   sc_core::sc_event accept_event_;
   sc_core::sc_event slot_freed_;
   sc_core::sc_event drained_;

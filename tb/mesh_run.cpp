@@ -1,0 +1,281 @@
+#include "tb/mesh_run.h"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <tuple>
+
+#include "models/top/deadlock.h"
+#include "models/top/mesh_top.h"
+#include "models/top/pe_top.h"
+#include "models/trace/chrome_trace.h"
+#include "models/trace/schema_version.h"
+#include "models/trace/vcd_trace.h"
+#include "models/util/output_file.h"
+#include "models/util/sim_time.h"
+#include "tb/runner.h"
+
+namespace kb {
+
+namespace {
+
+// One row of the merged op log: a PE's record or a link's transfer.
+struct Row {
+  const std::string* component;  // hierarchical name, prefix of the CSV's first column
+  OpRecord r;
+  bool link = false;
+};
+
+bool row_less(const Row& a, const Row& b) {
+  if (a.r.end_ps != b.r.end_ps) return a.r.end_ps < b.r.end_ps;
+  if (*a.component != *b.component) return *a.component < *b.component;
+  if (a.link != b.link) return b.link;
+  if (a.link) return std::tie(a.r.start_ps, a.r.bytes) < std::tie(b.r.start_ps, b.r.bytes);
+  return canonical_less(a.r, b.r);
+}
+
+// A link transfer in the op log's columns: kind LINK, no command.
+std::string link_row(const std::string& name, const OpRecord& r) {
+  return name + ",LINK,0,,,-1," + std::to_string(r.start_ps) + "," + std::to_string(r.end_ps) + "," +
+         std::to_string(r.bytes) + ",0,0,0,0";
+}
+
+std::string pe_row(const std::string& pe, const OpRecord& r) {
+  const std::string row = op_log_csv_row(r);  // starts with the component's own name
+  return pe + "." + row;
+}
+
+}  // namespace
+
+MeshRunResult run_mesh_in_process(const MeshRunSpec& spec) {
+  MeshRunResult r;
+  const TopologyConfig& topo = spec.config.topology;
+  r.mesh_h = uint32_t(topo.mesh.h);
+  r.mesh_w = uint32_t(topo.mesh.w);
+  r.pes_per_cube = uint32_t(topo.cube.pes);
+  sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
+  std::unique_ptr<OutputFile> trace_out, oplog_out;
+  std::unique_ptr<ChromeTrace> trace;
+  std::unique_ptr<MeshTop> top;
+  std::unique_ptr<PeVcdTrace> vcd;
+  std::vector<std::vector<OpRecord>> link_records;
+  std::vector<Pe*> launched;
+  try {
+    if (!spec.trace_path.empty()) trace_out = std::make_unique<OutputFile>(spec.trace_path, "trace");
+    if (!spec.oplog_path.empty()) oplog_out = std::make_unique<OutputFile>(spec.oplog_path, "op log");
+    top = std::make_unique<MeshTop>(spec.config);
+    const bool keep = oplog_out != nullptr;
+    if (!spec.trace_path.empty()) trace = std::make_unique<ChromeTrace>(trace_out->stream());
+    for (size_t g = 0; g < top->size(); ++g) {
+      Pe& pe = top->pe(g);
+      pe.op_log().configure(keep, "");
+      if (trace) pe.op_log().set_trace(&trace->add_process(pe.name()));
+    }
+    link_records.resize(top->links());
+    if (keep) {
+      for (size_t i = 0; i < top->links(); ++i) {
+        top->link(i).on_record([&link_records, i](const LinkRecord& lr) {
+          OpRecord o;
+          o.start_ps = lr.start_ps;
+          o.end_ps = lr.end_ps;
+          o.bytes = lr.bytes;
+          link_records[i].push_back(o);
+        });
+      }
+    }
+    if (!spec.vcd_path.empty()) {
+      std::vector<PeSignals> signals;
+      for (size_t g = 0; g < top->size(); ++g) {
+        top->pe(g).enable_signals(true);
+        signals.push_back(pe_signals(top->pe(g)));
+      }
+      vcd = std::make_unique<PeVcdTrace>(signals, spec.vcd_path);
+    }
+    std::vector<uint32_t> pes = spec.pes;
+    if (pes.empty()) {
+      for (size_t g = 0; g < top->size(); ++g) pes.push_back(uint32_t(g));
+    }
+    for (uint32_t g : pes) {
+      if (g >= top->size()) {
+        throw std::invalid_argument("PE " + std::to_string(g) + " is not in the mesh (" +
+                                    std::to_string(top->size()) + " PEs)");
+      }
+      launched.push_back(&top->pe(g));
+      top->pe(g).launch(spec.kernel_name, spec.kernel);
+    }
+    const auto wall_start = std::chrono::steady_clock::now();
+    sc_core::sc_start();
+    r.sim_wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+    for (size_t g = 0; g < top->size(); ++g) top->pe(g).op_log().flush();
+  } catch (const std::exception& e) {
+    r.error = e.what();
+    return r;
+  }
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  r.peak_rss_kb = uint64_t(usage.ru_maxrss);
+  r.data_bytes = top->data_bytes();
+  r.ok = true;
+  bool first = true;
+  std::vector<Pe*> blocked;
+  for (size_t g = 0; g < top->size(); ++g) {
+    Pe& pe = top->pe(g);
+    MeshPeResult p;
+    p.global = uint32_t(g);
+    p.name = pe.name();
+    p.launched = std::find(launched.begin(), launched.end(), &pe) != launched.end();
+    for (int c = 0; c < kNumComponents; ++c) p.busy_ps[c] = pe.op_log().busy_ps(Component(c));
+    r.stages += pe.op_log().count() - pe.op_log().count(Component::kPeCpu);
+    const auto& results = pe.pe_cpu.results();
+    if (p.launched) {
+      if (results.empty() || pe.pe_cpu.busy()) {
+        blocked.push_back(&pe);
+      } else {
+        p.launch = results.back();
+        if (!p.launch.error.empty() && r.ok) {
+          r.ok = false;
+          r.error = p.name + ": " + p.launch.error;
+        }
+        r.start_ps = first ? p.launch.start_ps : std::min(r.start_ps, p.launch.start_ps);
+        r.end_ps = first ? p.launch.end_ps : std::max(r.end_ps, p.launch.end_ps);
+        first = false;
+        r.commands += p.launch.commands;
+        r.dispatch_ps += p.launch.dispatch_ps;
+        if (g == 0) r.metrics = p.launch.metrics;
+      }
+    }
+    r.pes.push_back(std::move(p));
+  }
+  if (!blocked.empty()) {
+    // A failed launch (its error first) can leave its peers waiting.
+    const std::string report = deadlock_report(blocked);
+    r.error = r.ok ? report : r.error + "; then " + report;
+    r.ok = false;
+  }
+  for (size_t i = 0; i < top->links(); ++i) {
+    const UcieLink& link = top->link(i);
+    MeshLinkResult l;
+    l.name = link.name();
+    l.bytes = link.bytes();
+    l.transactions = link.transactions();
+    l.busy_ps = link.busy_ps();
+    r.links.push_back(l);
+  }
+  auto commit = [&r](const std::function<void()>& write) {
+    try {
+      write();
+    } catch (const std::exception& e) {
+      r.ok = false;
+      r.error += (r.error.empty() ? "" : "; ") + std::string(e.what());
+    }
+  };
+  if (oplog_out) {
+    commit([&] {
+      std::vector<std::string> names;
+      names.reserve(top->size() + top->links());
+      std::vector<Row> rows;
+      for (size_t g = 0; g < top->size(); ++g) {
+        names.push_back(top->pe(g).name());
+        for (const OpRecord& o : top->pe(g).op_log().records()) rows.push_back({&names.back(), o, false});
+      }
+      for (size_t i = 0; i < top->links(); ++i) {
+        names.push_back(r.links[i].name);
+        for (const OpRecord& o : link_records[i]) rows.push_back({&names.back(), o, true});
+      }
+      std::stable_sort(rows.begin(), rows.end(), row_less);
+      std::ostream& out = oplog_out->stream();
+      out << op_log_csv_header() << '\n';
+      for (const Row& row : rows) out << (row.link ? link_row(*row.component, row.r) : pe_row(*row.component, row.r)) << '\n';
+      oplog_out->commit();
+    });
+  }
+  if (vcd) commit([&] { vcd->close(); });
+  if (trace) {
+    commit([&] {
+      for (size_t g = 0; g < top->size(); ++g) top->pe(g).op_log().close();
+      trace->finish();
+      trace_out->commit();
+    });
+  }
+  return r;
+}
+
+nlohmann::json to_json(const MeshRunResult& r) {
+  nlohmann::json j;
+  j["ok"] = r.ok;
+  j["error"] = r.error;
+  j["mesh"] = {r.mesh_h, r.mesh_w, r.pes_per_cube};
+  j["start_ps"] = r.start_ps;
+  j["end_ps"] = r.end_ps;
+  j["commands"] = r.commands;
+  j["stages"] = r.stages;
+  j["dispatch_ps"] = r.dispatch_ps;
+  j["sim_wall_seconds"] = r.sim_wall_seconds;
+  j["peak_rss_kb"] = r.peak_rss_kb;
+  j["data_bytes"] = r.data_bytes;
+  j["metrics"] = nlohmann::json::array();
+  for (const auto& [n, v] : r.metrics) j["metrics"].push_back({n, v});
+  j["pes"] = nlohmann::json::array();
+  for (const MeshPeResult& p : r.pes) {
+    nlohmann::json busy = nlohmann::json::array();
+    for (uint64_t b : p.busy_ps) busy.push_back(b);
+    j["pes"].push_back({{"global", p.global}, {"name", p.name}, {"launched", p.launched},
+                        {"start_ps", p.launch.start_ps}, {"end_ps", p.launch.end_ps},
+                        {"commands", p.launch.commands}, {"dispatch_ps", p.launch.dispatch_ps},
+                        {"stall_ps", p.launch.stall_ps}, {"error", p.launch.error}, {"busy_ps", busy}});
+  }
+  j["links"] = nlohmann::json::array();
+  for (const MeshLinkResult& l : r.links) {
+    j["links"].push_back({{"name", l.name}, {"bytes", l.bytes}, {"transactions", l.transactions},
+                          {"busy_ps", l.busy_ps}});
+  }
+  return j;
+}
+
+MeshRunResult mesh_run_result_from_json(const nlohmann::json& j) {
+  MeshRunResult r;
+  if (j.contains("error") && !j.contains("ok")) {  // the child crashed
+    r.error = j.at("error").get<std::string>();
+    return r;
+  }
+  r.ok = j.at("ok");
+  r.error = j.at("error");
+  r.mesh_h = j.at("mesh").at(0);
+  r.mesh_w = j.at("mesh").at(1);
+  r.pes_per_cube = j.at("mesh").at(2);
+  r.start_ps = j.at("start_ps");
+  r.end_ps = j.at("end_ps");
+  r.commands = j.at("commands");
+  r.stages = j.at("stages");
+  r.dispatch_ps = j.at("dispatch_ps");
+  r.sim_wall_seconds = j.at("sim_wall_seconds");
+  r.peak_rss_kb = j.at("peak_rss_kb");
+  r.data_bytes = j.at("data_bytes");
+  for (const auto& m : j.at("metrics")) r.metrics.emplace_back(m.at(0).get<std::string>(), m.at(1).get<double>());
+  for (const auto& jp : j.at("pes")) {
+    MeshPeResult p;
+    p.global = jp.at("global");
+    p.name = jp.at("name");
+    p.launched = jp.at("launched");
+    p.launch.start_ps = jp.at("start_ps");
+    p.launch.end_ps = jp.at("end_ps");
+    p.launch.commands = jp.at("commands");
+    p.launch.dispatch_ps = jp.at("dispatch_ps");
+    p.launch.stall_ps = jp.at("stall_ps");
+    p.launch.error = jp.at("error");
+    for (int c = 0; c < kNumComponents; ++c) p.busy_ps[c] = jp.at("busy_ps").at(size_t(c));
+    r.pes.push_back(std::move(p));
+  }
+  for (const auto& jl : j.at("links")) {
+    r.links.push_back({jl.at("name"), jl.at("bytes"), jl.at("transactions"), jl.at("busy_ps")});
+  }
+  return r;
+}
+
+MeshRunResult run_mesh_isolated(const MeshRunSpec& spec) {
+  return mesh_run_result_from_json(run_function_isolated([&spec] { return to_json(run_mesh_in_process(spec)); }));
+}
+
+}  // namespace kb
