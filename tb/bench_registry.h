@@ -118,5 +118,6 @@ struct BenchRegistration {
 // Forces the linker to keep the translation unit that registers the
 // built-in benches (they live in a static library).
 void register_builtin_benches();
+void link_allreduce_bench();  // tb/allreduce_bench.cpp
 
 }  // namespace kb

@@ -1,5 +1,7 @@
 #include "tb/runner.h"
 
+#include "models/top/deadlock.h"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/prctl.h>
@@ -183,6 +185,12 @@ RunResult run_in_process(const RunSpec& spec) {
       r.error = l.error;
       break;
     }
+  }
+  if (r.ok && pe->pe_cpu.busy()) {
+    // Nothing left to run and the launch not finished: who waits for what
+    // (a recv with no send, a send to a full queue; issue 14 item 7).
+    r.ok = false;
+    r.error = deadlock_report({pe});
   }
   if (r.ok && r.launches.size() != spec.launches.size()) {
     r.ok = false;

@@ -10,6 +10,7 @@
 #include "kernels/ccl/all_reduce.h"
 #include "models/config/pe_config.h"
 #include "models/pe/tl.h"
+#include "tb/allreduce_model.h"
 #include "tb/mesh_run.h"
 
 namespace kb {
@@ -90,7 +91,9 @@ TEST_P(AllReduceData, EveryPeHoldsTheExactSum) {
   const MeshRunResult r = run_mesh_isolated(spec);
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_EQ(r.pes.size(), size_t(c.h * c.w * c.pes));
-  if (c.h * c.w * c.pes > 1) EXPECT_GT(r.latency_ps(), 0u);
+  if (c.h * c.w * c.pes > 1) {
+    EXPECT_GT(r.latency_ps(), 0u);
+  }
 }
 
 // 1, 2, 8 and 64 PEs; uneven chunks, ring segments that do not divide, and
@@ -101,11 +104,57 @@ INSTANTIATE_TEST_SUITE_P(
                      testing::Values(Case{1, 1, 1, 300, 64}, Case{1, 1, 2, 1000, 96}, Case{1, 1, 8, 1000, 96},
                                      Case{1, 2, 1, 777, 128}, Case{2, 4, 8, 1000, 64}, Case{2, 4, 8, 50, 16},
                                      Case{3, 5, 1, 333, 32})),
-    [](const auto& info) {
-      const Case& c = std::get<1>(info.param);
-      return std::string(std::get<0>(info.param) ? "ring_" : "lrab_") + std::to_string(c.h) + "x" +
+    [](const auto& param_info) {
+      const Case& c = std::get<1>(param_info.param);
+      return std::string(std::get<0>(param_info.param) ? "ring_" : "lrab_") + std::to_string(c.h) + "x" +
              std::to_string(c.w) + "x" + std::to_string(c.pes) + "_n" + std::to_string(c.elems);
     });
+
+}  // namespace
+}  // namespace kb
+
+namespace kb {
+namespace {
+
+// The alpha-beta model (tb/allreduce_model.h, derived in README) against
+// the simulation: within 10% on two mesh shapes and three sizes, for both
+// algorithms (timing mode).
+class AllReduceModel : public testing::TestWithParam<std::tuple<bool, std::tuple<uint32_t, uint32_t, uint32_t>>> {};
+
+TEST_P(AllReduceModel, SimulationWithinTenPercentOfTheModel) {
+  const auto [ring, shape] = GetParam();
+  const auto [h, w, pes] = shape;
+  const AllReduceAlgo algo = ring ? AllReduceAlgo::kRing : AllReduceAlgo::kLrab;
+  const AllReduceOptions opt;
+  for (uint64_t bytes : {uint64_t(4) << 20, uint64_t(16) << 20, uint64_t(64) << 20}) {
+    MeshRunSpec spec;
+    spec.config = mesh_config(h, w, pes, false);
+    spec.kernel_name = "model";
+    spec.kernel = [=](Tl& tl) {
+      const Tensor x = tl.hbm("x", 1, int64_t(bytes / 4), Dtype::kFp32);
+      tl.host_random(x, tl.global_pe());
+      if (ring) all_reduce_ring(tl, x, opt);
+      else all_reduce_lrab(tl, x, opt);
+    };
+    const MeshRunResult r = run_mesh_isolated(spec);
+    ASSERT_TRUE(r.ok) << r.error;
+    const double model = all_reduce_model_ps(algo, spec.config, bytes, opt);
+    const double ratio = double(r.latency_ps()) / model;
+    EXPECT_NEAR(ratio, 1.0, 0.10) << (ring ? "ring " : "lrab ") << bytes << " bytes: simulated "
+                                  << r.latency_ps() << " ps, model " << model << " ps";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, AllReduceModel,
+                         testing::Combine(testing::Bool(), testing::Values(std::tuple{2u, 4u, 8u},
+                                                                           std::tuple{1u, 2u, 4u},
+                                                                           std::tuple{2u, 2u, 2u})),
+                         [](const auto& param_info) {
+                           const auto& shape = std::get<1>(param_info.param);
+                           return std::string(std::get<0>(param_info.param) ? "ring_" : "lrab_") +
+                                  std::to_string(std::get<0>(shape)) + "x" + std::to_string(std::get<1>(shape)) +
+                                  "x" + std::to_string(std::get<2>(shape));
+                         });
 
 }  // namespace
 }  // namespace kb

@@ -514,3 +514,16 @@ TEST(Cli, NoSummaryLeavesTheStatisticsOut) {
   EXPECT_THAT(without.out, HasSubstr("latency"));
 }
 }  // namespace
+
+namespace {
+
+// Issue 14 item 7: a recv that no send matches never hangs and never ends
+// silently: the run fails with the deadlock report, exit status 1.
+TEST(Cli, MismatchedRecvIsADeadlockWithExitStatus1) {
+  const CliResult r = run_cli({"replay", "tests/data/replay/recv_without_send.stream"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("deadlock at"));
+  EXPECT_THAT(r.err, HasSubstr("waits in RecvCmd #1 for a message from PE 0 (1024 bytes), none arrived"));
+}
+
+}  // namespace

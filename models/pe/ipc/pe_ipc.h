@@ -177,7 +177,9 @@ class PeIpc : public StageEngine {
   std::deque<WaitingHeader> waiting_;
   // Ends of RECV stages whose slot is still taken, and the slot's source.
   std::deque<std::pair<uint64_t, uint32_t>> free_at_ps_;
-  sc_core::sc_event arrival_ev_;
+  // One notification per message completed (an sc_event would keep only
+  // the earliest of several pending).
+  sc_core::sc_event_queue arrival_ev_;
   std::function<void()> on_arrival_;
   uint64_t port_free_ps_ = 0;
   sc_core::sc_event free_ev_;
