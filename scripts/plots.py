@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Plots of kernbench results (PNG, matplotlib, headless).
 
-Runs build/kernbench and writes three figures to docs/plots/ (or --out):
+Runs build/kernbench and writes four figures to docs/plots/ (or --out):
 
   gqa_timeline.png      the first KV tiles of gqa-decode, opt2 above opt3: one
                         row per component (pe_cpu dispatch and stalls, the
@@ -13,6 +13,9 @@ Runs build/kernbench and writes three figures to docs/plots/ (or --out):
                         opt3/opt2 per-tile dispatch ratio, and each variant's
                         per-tile dispatch, across R = byte_cycles_recip
                         (`kernbench sweep gqa-decode`)
+  allreduce.png         all-reduce time (simulated and the alpha-beta model) and
+                        bus bandwidth against size, LRAB vs ring
+                        (`kernbench run allreduce`)
 
 Usage: scripts/setup.sh && scripts/plots.py [--out DIR] [--tiles N]
 Needs python3-matplotlib (Debian; scripts/setup.sh installs it).
@@ -267,6 +270,39 @@ def plot_dispatch_ratio(binary, tmp, out, jobs):
     return path
 
 
+# ---- all-reduce: LRAB vs ring ---------------------------------------------------
+
+
+def plot_allreduce(binary, tmp, out):
+    fig_path = os.path.join(tmp, "allreduce.json")
+    kernbench(binary, "run", "allreduce", "--json", fig_path)
+    with open(fig_path) as f:
+        figures = json.load(f)["figures"]
+    mesh = figures["mesh"]
+    fig, (ax_t, ax_b) = plt.subplots(1, 2, figsize=(11, 4.4))
+    for algo, colour in (("lrab", "tab:red"), ("ring", "tab:blue")):
+        rows = figures[algo]
+        xs = [r["bytes"] for r in rows]
+        ax_t.plot(xs, [r["time_us"] for r in rows], marker="o", color=colour, label=f"{algo} (simulated)")
+        ax_t.plot(xs, [r["model_us"] for r in rows], linestyle="--", color=colour, label=f"{algo} (alpha-beta model)")
+        ax_b.plot(xs, [r["busbw_GBps"] for r in rows], marker="o", color=colour, label=algo)
+    for ax in (ax_t, ax_b):
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("bytes per PE")
+        ax.grid(color="#e0e0e0", linewidth=0.5)
+        ax.legend(fontsize=8)
+    ax_t.set_yscale("log")
+    ax_t.set_ylabel("time (us)")
+    ax_b.set_ylabel("bus bandwidth (GB/s)")
+    fig.suptitle(f"all-reduce (sum, fp32) on a {mesh['h']} x {mesh['w']} mesh of {mesh['pes_per_cube']}-PE cubes "
+                 f"({mesh['pes']} PEs)", fontsize=10)
+    fig.tight_layout()
+    path = os.path.join(out, "allreduce.png")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--kernbench", default=os.path.join(TOP, "build", "kernbench"),
@@ -284,7 +320,8 @@ def main():
     with tempfile.TemporaryDirectory(prefix="kernbench_plots_") as tmp:
         for path in (plot_timeline(args.kernbench, tmp, args.out, args.tiles),
                      plot_gemm(args.kernbench, tmp, args.out),
-                     plot_dispatch_ratio(args.kernbench, tmp, args.out, args.jobs)):
+                     plot_dispatch_ratio(args.kernbench, tmp, args.out, args.jobs),
+                     plot_allreduce(args.kernbench, tmp, args.out)):
             print(f"wrote {os.path.relpath(path)}")
 
 
