@@ -90,7 +90,9 @@ TEST_P(AllReduceData, EveryPeHoldsTheExactSum) {
   const MeshRunResult r = run_mesh_isolated(spec);
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_EQ(r.pes.size(), size_t(c.h * c.w * c.pes));
-  if (c.h * c.w * c.pes > 1) EXPECT_GT(r.latency_ps(), 0u);
+  if (c.h * c.w * c.pes > 1) {
+    EXPECT_GT(r.latency_ps(), 0u);
+  }
 }
 
 // 1, 2, 8 and 64 PEs; uneven chunks, ring segments that do not divide, and
@@ -101,9 +103,9 @@ INSTANTIATE_TEST_SUITE_P(
                      testing::Values(Case{1, 1, 1, 300, 64}, Case{1, 1, 2, 1000, 96}, Case{1, 1, 8, 1000, 96},
                                      Case{1, 2, 1, 777, 128}, Case{2, 4, 8, 1000, 64}, Case{2, 4, 8, 50, 16},
                                      Case{3, 5, 1, 333, 32})),
-    [](const auto& info) {
-      const Case& c = std::get<1>(info.param);
-      return std::string(std::get<0>(info.param) ? "ring_" : "lrab_") + std::to_string(c.h) + "x" +
+    [](const auto& p) {
+      const Case& c = std::get<1>(p.param);
+      return std::string(std::get<0>(p.param) ? "ring_" : "lrab_") + std::to_string(c.h) + "x" +
              std::to_string(c.w) + "x" + std::to_string(c.pes) + "_n" + std::to_string(c.elems);
     });
 
