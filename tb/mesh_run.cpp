@@ -11,6 +11,7 @@
 #include "models/top/mesh_top.h"
 #include "models/top/pe_top.h"
 #include "models/trace/chrome_trace.h"
+#include "models/trace/counter_probe.h"
 #include "models/trace/schema_version.h"
 #include "models/trace/vcd_trace.h"
 #include "models/util/output_file.h"
@@ -58,7 +59,10 @@ MeshRunResult run_mesh_in_process(const MeshRunSpec& spec) {
   sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
   std::unique_ptr<OutputFile> trace_out, oplog_out;
   std::unique_ptr<ChromeTrace> trace;
+  std::vector<TraceProcess*> trace_pes;  // per PE, in global order
   std::unique_ptr<MeshTop> top;
+  // Observers of the PEs' signals, destroyed before them.
+  std::vector<std::unique_ptr<CounterProbe>> occupancy;
   std::unique_ptr<PeVcdTrace> vcd;
   std::vector<std::vector<OpRecord>> link_records;
   std::vector<Pe*> launched;
@@ -71,12 +75,32 @@ MeshRunResult run_mesh_in_process(const MeshRunSpec& spec) {
     for (size_t g = 0; g < top->size(); ++g) {
       Pe& pe = top->pe(g);
       pe.op_log().configure(keep, "");
-      if (trace) pe.op_log().set_trace(&trace->add_process(pe.name()));
+      if (!trace) continue;
+      // As a single-PE run's process: op log, occupancy counter, launches.
+      TraceProcess* process = &trace->add_process(pe.name());
+      trace_pes.push_back(process);
+      pe.op_log().set_trace(process);
+      occupancy.push_back(std::make_unique<CounterProbe>(
+          ("occupancy_probe_" + std::to_string(g)).c_str(), pe.pe_scheduler.occupancy_signal, false,
+          [process](const CounterSample& s) { process->counter(s); }));
+    }
+    // issue 14 item 8: the links' process after the PEs', a track per
+    // direction; a burst's slice is its time on the pipe (LinkRecord: the
+    // bursts of one direction never overlap).
+    TraceTrackProcess* trace_links = nullptr;
+    if (trace && top->links() > 0) {
+      std::vector<std::string> names;
+      for (size_t i = 0; i < top->links(); ++i) names.push_back(top->link(i).name());
+      trace_links = &trace->add_track_process("links", names);
     }
     link_records.resize(top->links());
-    if (keep) {
+    if (keep || trace_links) {
       for (size_t i = 0; i < top->links(); ++i) {
-        top->link(i).on_record([&link_records, i](const LinkRecord& lr) {
+        top->link(i).on_record([&link_records, keep, trace_links, i](const LinkRecord& lr) {
+          if (trace_links) {
+            trace_links->slice(i, "LINK " + std::to_string(lr.bytes) + " B", lr.start_ps, lr.end_ps, lr.bytes);
+          }
+          if (!keep) return;
           OpRecord o;
           o.start_ps = lr.start_ps;
           o.end_ps = lr.end_ps;
@@ -85,11 +109,14 @@ MeshRunResult run_mesh_in_process(const MeshRunSpec& spec) {
         });
       }
     }
+    if (!spec.vcd_path.empty() || trace) {
+      for (size_t g = 0; g < top->size(); ++g) top->pe(g).enable_signals(true);
+    }
     if (!spec.vcd_path.empty()) {
       std::vector<PeSignals> signals;
       for (size_t g = 0; g < top->size(); ++g) {
-        top->pe(g).enable_signals(true);
         signals.push_back(pe_signals(top->pe(g)));
+        signals.back().optional_engines = true;  // busy_ipc: a mesh PE has PE_IPC
       }
       vcd = std::make_unique<PeVcdTrace>(signals, spec.vcd_path);
     }
@@ -109,6 +136,7 @@ MeshRunResult run_mesh_in_process(const MeshRunSpec& spec) {
     sc_core::sc_start();
     r.sim_wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
     for (size_t g = 0; g < top->size(); ++g) top->pe(g).op_log().flush();
+    for (const auto& probe : occupancy) probe->flush();
   } catch (const std::exception& e) {
     r.error = e.what();
     return r;
@@ -194,7 +222,10 @@ MeshRunResult run_mesh_in_process(const MeshRunSpec& spec) {
   if (vcd) commit([&] { vcd->close(); });
   if (trace) {
     commit([&] {
-      for (size_t g = 0; g < top->size(); ++g) top->pe(g).op_log().close();
+      for (size_t g = 0; g < top->size(); ++g) {
+        top->pe(g).op_log().close();
+        for (const LaunchResult& l : top->pe(g).pe_cpu.results()) trace_pes[g]->launch({l.kernel, l.start_ps, l.end_ps});
+      }
       trace->finish();
       trace_out->commit();
     });

@@ -7,7 +7,11 @@
 // Outputs: the op log of every PE and link as one CSV, component names
 // carrying the hierarchy ("cube6.pe3.pe_dma", "link.c5-c6"), in the
 // canonical order with the component name as a key; a Chrome trace with
-// one process per PE and one for the links; a VCD with one scope per PE.
+// one process per PE (pid = global PE number + 1, as a single PE's:
+// op-log slices, occupancy counter, launches) and, when the mesh has
+// links, a "links" process after them with one track per link direction
+// (chrome_trace.h add_track_process); a VCD with one scope per PE,
+// busy_ipc included.
 #pragma once
 
 #include <cstdint>

@@ -140,22 +140,42 @@ ChromeTrace::ChromeTrace(std::ostream& out) : out_(out) {
       "args.start_ps / end_ps exact picoseconds\"},\n\"traceEvents\":[";
 }
 
-TraceProcess& ChromeTrace::add_process(const std::string& name) {
+void ChromeTrace::check_new_process_name(const std::string& name) const {
   // issue 13 item 7: a viewer merges processes of one name.
   if (name.empty()) throw std::logic_error("ChromeTrace: a process needs a name (the PE's name())");
   for (const auto& p : processes_) {
     if (p->name() == name) throw std::logic_error("ChromeTrace: two processes named '" + name + "'");
   }
-  std::unique_ptr<TraceProcess> added(new TraceProcess(*this, int(processes_.size()) + 1, name));
+  for (const auto& p : track_processes_) {
+    if (p->name() == name) throw std::logic_error("ChromeTrace: two processes named '" + name + "'");
+  }
+}
+
+TraceProcess& ChromeTrace::add_process(const std::string& name) {
+  check_new_process_name(name);
+  std::unique_ptr<TraceProcess> added(new TraceProcess(*this, next_pid(), name));
   processes_.push_back(std::move(added));
   return *processes_.back();
 }
 
+TraceTrackProcess& ChromeTrace::add_track_process(const std::string& name, const std::vector<std::string>& tracks) {
+  check_new_process_name(name);
+  for (size_t i = 0; i < tracks.size(); ++i) {
+    if (tracks[i].empty()) throw std::logic_error("ChromeTrace: a track of '" + name + "' has no name");
+    for (size_t j = 0; j < i; ++j) {
+      if (tracks[j] == tracks[i]) throw std::logic_error("ChromeTrace: two tracks named '" + tracks[i] + "'");
+    }
+  }
+  std::unique_ptr<TraceTrackProcess> added(new TraceTrackProcess(*this, next_pid(), name, tracks));
+  track_processes_.push_back(std::move(added));
+  return *track_processes_.back();
+}
+
 TraceProcess::TraceProcess(ChromeTrace& file, int pid, std::string name)
     : file_(file), pid_(pid), name_(std::move(name)) {
-  metadata("process_name", -1, "name", name_, -1);
-  metadata("thread_name", kLaunchTid, "name", "launches", -1);
-  metadata("thread_sort_index", kLaunchTid, "sort_index", "", 0);
+  file_.metadata(pid_, "process_name", -1, "name", name_, -1);
+  file_.metadata(pid_, "thread_name", kLaunchTid, "name", "launches", -1);
+  file_.metadata(pid_, "thread_sort_index", kLaunchTid, "sort_index", "", 0);
   for (const ComponentInfo& c : kComponents) {
     if (!c.busy || c.optional) continue;  // PE_SCHEDULER: a counter, not a thread
     name_track(c.component);
@@ -165,30 +185,75 @@ TraceProcess::TraceProcess(ChromeTrace& file, int pid, std::string name)
 
 void TraceProcess::name_track(Component c) {
   named_[int(c)] = true;
-  metadata("thread_name", trace_tid(c), "name", to_string(c), -1);
-  metadata("thread_sort_index", trace_tid(c), "sort_index", "", int(c) + 1);
+  file_.metadata(pid_, "thread_name", trace_tid(c), "name", to_string(c), -1);
+  file_.metadata(pid_, "thread_sort_index", trace_tid(c), "sort_index", "", int(c) + 1);
 }
 
-void TraceProcess::metadata(const char* what, int tid, const char* key, const std::string& value, int sort) {
-  std::string& buf = file_.buf_;
-  {
-    file_.begin_event();
-    buf += "{\"ph\":\"M\",\"pid\":";
-    put_i64(buf, pid_);
-    if (tid >= 0) {
-      buf += ",\"tid\":";
-      put_i64(buf, tid);
-    }
-    buf += ",\"name\":";
-    put_string(buf, what);
-    buf += ",\"args\":{";
-    put_key(buf, key);
-    if (sort >= 0) put_i64(buf, sort);
-    else put_string(buf, value);
-    buf += "}}";
+void ChromeTrace::metadata(int pid, const char* what, int tid, const char* key, const std::string& value,
+                           int sort) {
+  begin_event();
+  buf_ += "{\"ph\":\"M\",\"pid\":";
+  put_i64(buf_, pid);
+  if (tid >= 0) {
+    buf_ += ",\"tid\":";
+    put_i64(buf_, tid);
   }
+  buf_ += ",\"name\":";
+  put_string(buf_, what);
+  buf_ += ",\"args\":{";
+  put_key(buf_, key);
+  if (sort >= 0) put_i64(buf_, sort);
+  else put_string(buf_, value);
+  buf_ += "}}";
 }
 
+TraceTrackProcess::TraceTrackProcess(ChromeTrace& file, int pid, std::string name,
+                                     const std::vector<std::string>& tracks)
+    : file_(file), pid_(pid), name_(std::move(name)), ends_(tracks.size()) {
+  file_.metadata(pid_, "process_name", -1, "name", name_, -1);
+  for (size_t i = 0; i < tracks.size(); ++i) {
+    const int tid = int(i) + 1;
+    file_.metadata(pid_, "thread_name", tid, "name", tracks[i], -1);
+    file_.metadata(pid_, "thread_sort_index", tid, "sort_index", "", tid);
+    file_.flush_if_full();
+  }
+  file_.flush_if_full();
+}
+
+void TraceTrackProcess::slice(size_t track, const std::string& name, uint64_t start_ps, uint64_t end_ps,
+                              uint64_t bytes) {
+  if (track >= ends_.size()) {
+    throw std::logic_error("ChromeTrace: '" + name_ + "' has no track " + std::to_string(track));
+  }
+  TraceTrackEnd& last = ends_[track];
+  if (end_ps < start_ps || start_ps < last.ps) {
+    throw std::logic_error("ChromeTrace: slice [" + std::to_string(start_ps) + ", " + std::to_string(end_ps) +
+                           ") ps on track " + std::to_string(track) + " of '" + name_ +
+                           "' is reversed or starts before the previous one ended (" + std::to_string(last.ps) +
+                           " ps)");
+  }
+  const double ts = last.next_ts(start_ps, end_ps);
+  std::string& buf = file_.buf_;
+  file_.begin_event();
+  buf += "{\"ph\":\"X\",\"pid\":";
+  put_i64(buf, pid_);
+  buf += ",\"tid\":";
+  put_i64(buf, int64_t(track) + 1);
+  buf += ",\"cat\":\"link\",\"name\":";
+  put_string(buf, name);
+  buf += ",\"ts\":";
+  put_double(buf, ts);
+  buf += ",\"dur\":";
+  put_double(buf, us(end_ps - start_ps));
+  buf += ",\"args\":{\"start_ps\":";
+  put_u64(buf, start_ps);
+  buf += ",\"end_ps\":";
+  put_u64(buf, end_ps);
+  buf += ",\"bytes\":";
+  put_u64(buf, bytes);
+  buf += "}}";
+  file_.flush_if_full();
+}
 
 void ChromeTrace::begin_event() {
   if (finished_) throw std::logic_error("ChromeTrace: event after finish()");
@@ -202,13 +267,12 @@ void ChromeTrace::flush_if_full() {
   buf_.clear();
 }
 
-double TraceProcess::slice_ts(int tid, uint64_t start_ps, uint64_t end_ps) {
-  TrackEnd& last = track_end_[tid];
-  double ts = us(start_ps);
+double TraceTrackEnd::next_ts(uint64_t start_ps, uint64_t end_ps) {
+  double ts = kb::us(start_ps);
   // Only after the previous slice: an overlap in picoseconds stays one.
-  if (start_ps >= last.ps) ts = std::max(ts, last.us);
-  last.ps = end_ps;
-  last.us = ts + us(end_ps - start_ps);  // as a reader computes the end
+  if (start_ps >= ps) ts = std::max(ts, us);
+  ps = end_ps;
+  us = ts + kb::us(end_ps - start_ps);  // as a reader computes the end
   return ts;
 }
 
@@ -216,7 +280,7 @@ void TraceProcess::record(const OpRecord& r) {
   std::string& buf = file_.buf_;
   const int tid = trace_tid(r.component);
   if (!named_[int(r.component)] && kComponents[int(r.component)].busy) name_track(r.component);
-  const double ts = slice_ts(tid, r.start_ps, r.end_ps);
+  const double ts = track_end_[tid].next_ts(r.start_ps, r.end_ps);
   const char* cat = category(r);
   file_.begin_event();
   buf += "{\"ph\":\"X\",\"pid\":";
@@ -326,7 +390,7 @@ void TraceProcess::counter(const CounterSample& s) {
 
 void TraceProcess::launch(const TraceSpan& l) {
   std::string& buf = file_.buf_;
-  const double ts = slice_ts(kLaunchTid, l.start_ps, l.end_ps);
+  const double ts = track_end_[kLaunchTid].next_ts(l.start_ps, l.end_ps);
   file_.begin_event();
   buf += "{\"ph\":\"X\",\"pid\":";
   put_i64(buf, pid_);

@@ -24,6 +24,14 @@
 //   past it (back to back: 0.085 + 0.06 = 0.14500000000000002 > 0.145): then
 //   ts is that sum (about 1e-18 s later), so slices never overlap once parsed.
 //   No "displayTimeUnit": Perfetto would read every ts as nanoseconds.
+// - Track processes (issue 14 item 8): add_track_process(name, tracks)
+//   gives a process of caller-named thread tracks (tid = track index + 1,
+//   sorted in that order), e.g. a mesh run's "links" process after its PEs'
+//   processes, one track per link direction ("link.c0-c1"). Its slices are
+//   "ph":"X" with cat "link", a name from the caller ("LINK 4096 B") and
+//   args start_ps, end_ps, bytes; the ts rule below holds for them too.
+//   Slices of one track come in time order without overlap (a link's
+//   bursts do: ucie_link.h), or slice() throws std::logic_error.
 // - pe_scheduler's queue occupancy is a counter ("ph":"C", name
 //   "pe_scheduler", series "queue_occupancy"), one event per change.
 // - Flows: one flow from a command's DISPATCH slice to each of its engine
@@ -64,6 +72,15 @@ std::string trace_slice_name(const OpRecord& r);
 
 class ChromeTrace;
 
+// Where the last slice of a track ended, exactly and as a reader sums it:
+// gives the ts to write so that slices never overlap once parsed.
+struct TraceTrackEnd {
+  uint64_t ps = 0;
+  double us = 0;
+  // The ts to write for a slice [start_ps, end_ps) on this track.
+  double next_ts(uint64_t start_ps, uint64_t end_ps);
+};
+
 // One PE's tracks in a trace file: what its op log, occupancy probe and
 // launch results write to.
 class TraceProcess {
@@ -85,24 +102,39 @@ class TraceProcess {
   friend class ChromeTrace;
   // Writes the process's and its threads' names.
   TraceProcess(ChromeTrace& file, int pid, std::string name);
-  // The ts to write for a slice [start_ps, end_ps) on track `tid`.
-  double slice_ts(int tid, uint64_t start_ps, uint64_t end_ps);
+  ChromeTrace& file_;
+  const int pid_;
+  const std::string name_;
+  TraceTrackEnd track_end_[kNumTraceTids];  // per tid
+  // Names a component's thread track (metadata events).
+  void name_track(Component c);
+  bool named_[kNumComponents] = {};  // optional tracks are named at their first slice
+  // ts of the DISPATCH slice of every command accepted but not completed.
+  std::unordered_map<uint64_t, double> dispatch_ts_;
+};
+
+// A process of caller-named thread tracks (a mesh's links).
+class TraceTrackProcess {
+ public:
+  TraceTrackProcess(const TraceTrackProcess&) = delete;
+  TraceTrackProcess& operator=(const TraceTrackProcess&) = delete;
+
+  int pid() const { return pid_; }
+  const std::string& name() const { return name_; }
+  size_t tracks() const { return ends_.size(); }
+  // A slice [start_ps, end_ps) on track `track` (tid track + 1), cat "link".
+  // Throws std::logic_error for a track out of range, end < start, or a
+  // slice starting before the track's previous one ended.
+  void slice(size_t track, const std::string& name, uint64_t start_ps, uint64_t end_ps, uint64_t bytes);
+
+ private:
+  friend class ChromeTrace;
+  TraceTrackProcess(ChromeTrace& file, int pid, std::string name, const std::vector<std::string>& tracks);
 
   ChromeTrace& file_;
   const int pid_;
   const std::string name_;
-  // Per track: where its last slice ended, exactly and as a reader sums it.
-  struct TrackEnd {
-    uint64_t ps = 0;
-    double us = 0;
-  };
-  TrackEnd track_end_[kNumTraceTids];
-  // Names a component's thread track (metadata events).
-  void name_track(Component c);
-  void metadata(const char* what, int tid, const char* key, const std::string& value, int sort);
-  bool named_[kNumComponents] = {};  // optional tracks are named at their first slice
-  // ts of the DISPATCH slice of every command accepted but not completed.
-  std::unordered_map<uint64_t, double> dispatch_ts_;
+  std::vector<TraceTrackEnd> ends_;  // per track
 };
 
 // The trace file: its opening, the processes' events, its closing.
@@ -119,20 +151,32 @@ class ChromeTrace {
   // for an empty name or one already added (two PEs would merge in a
   // viewer). The reference lives as long as this trace.
   TraceProcess& add_process(const std::string& name);
-  size_t processes() const { return processes_.size(); }
+  // A process of thread tracks named `tracks` (in that order), pid as
+  // add_process's. Throws std::logic_error for an empty or taken process
+  // name, or an empty or repeated track name.
+  TraceTrackProcess& add_track_process(const std::string& name, const std::vector<std::string>& tracks);
+  // Processes of both kinds.
+  size_t processes() const { return processes_.size() + track_processes_.size(); }
   // Closes the JSON document. Nothing may be added after.
   void finish();
 
  private:
   friend class TraceProcess;
+  friend class TraceTrackProcess;
   void begin_event();
   void flush_if_full();
+  // A metadata event ("ph":"M"): args {key: sort} when sort >= 0, else
+  // {key: value}; no tid when tid < 0.
+  void metadata(int pid, const char* what, int tid, const char* key, const std::string& value, int sort);
+  void check_new_process_name(const std::string& name) const;
+  int next_pid() const { return int(processes()) + 1; }
 
   std::ostream& out_;
   std::string buf_;  // events not yet handed to out_
   bool first_event_ = true;
   bool finished_ = false;
   std::vector<std::unique_ptr<TraceProcess>> processes_;
+  std::vector<std::unique_ptr<TraceTrackProcess>> track_processes_;
   uint64_t next_flow_id_ = 1;
 };
 

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <memory>
 
 #include "models/pe/cpu/cost_model.h"
@@ -285,6 +286,149 @@ TEST(IpcHazards, RecvThenStoreAndLoadThenSend) {
   expect_ok(j);
   EXPECT_GE(start_of(rec(j, 0, "SEND", 2)), end_of(rec(j, 0, "DMA_READ", 1)));
   EXPECT_GE(start_of(rec(j, 1, "DMA_WRITE", 2)), end_of(rec(j, 1, "RECV", 1)));
+}
+
+// --- ordering when hazards hold one IPC command but not the next (pe_scheduler.cpp
+// pick_ipc: sends to a peer and recvs from a peer issue in program order)
+
+// Runs kernels on a PeTop of 2 PEs in data mode; per PE its records,
+// error and busy flag, plus what the kernels put in `got`.
+using DataKernel = std::function<void(Tl&, nlohmann::json&)>;
+nlohmann::json run_data_top(const DataKernel& k0, const DataKernel& k1) {
+  PeConfig cfg;
+  cfg.data_mode = true;
+  return run_function_isolated([&] {
+    PeTop top(cfg, 2);
+    nlohmann::json j;
+    nlohmann::json got[2];
+    top.pe(0).launch("k0", [&](Tl& tl) { k0(tl, got[0]); });
+    top.pe(1).launch("k1", [&](Tl& tl) { k1(tl, got[1]); });
+    sc_core::sc_start();
+    std::vector<Pe*> pes;
+    for (size_t i = 0; i < 2; ++i) {
+      Pe& pe = top.pe(i);
+      pes.push_back(&pe);
+      pe.op_log().flush();
+      nlohmann::json p;
+      p["records"] = nlohmann::json::array();
+      for (const OpRecord& r : pe.op_log().records()) p["records"].push_back(record_json(r));
+      const auto& res = pe.pe_cpu.results();
+      p["error"] = res.empty() ? "no result" : res.back().error;
+      p["busy"] = pe.pe_cpu.busy();
+      p["got"] = got[i];
+      j["pe"].push_back(p);
+    }
+    j["deadlock"] = deadlock_report(pes);
+    return j;
+  });
+}
+
+std::vector<float> pattern(size_t n, float base) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = base + float(i % 97);
+  return v;
+}
+
+constexpr int64_t kMsgRows = 16, kMsgCols = 128;  // 8 KiB fp32 messages
+constexpr int64_t kBigRows = 512;                 // 1 MiB: a long DMA
+
+// The receiver's first recv (#3) writes x, which store #2 still reads
+// (WAR), and #2 waits for the DMA behind store #1 of 1 MiB; its second
+// recv (#4) has no hazard and its message is in long before. Each recv
+// still gets the message of its rank: x the first, y the second.
+TEST(IpcOrder, RecvsFromOneSourceKeepOrderWhenTheFirstIsHeldByAHazard) {
+  const std::vector<float> va = pattern(kMsgRows * kMsgCols, 1000), vb = pattern(kMsgRows * kMsgCols, -500);
+  const nlohmann::json j = run_data_top(
+      [&](Tl& tl, nlohmann::json&) {
+        const Tensor a = tl.tcm("a", kMsgRows, kMsgCols, Dtype::kFp32);
+        const Tensor b = tl.tcm("b", kMsgRows, kMsgCols, Dtype::kFp32);
+        tl.host_write(a, va);
+        tl.host_write(b, vb);
+        tl.send(a, 1);  // #1
+        tl.send(b, 1);  // #2
+      },
+      [&](Tl& tl, nlohmann::json& got) {
+        const Tensor big = tl.tcm("big", kBigRows, 512, Dtype::kFp32);
+        const Tensor hbig = tl.hbm("hbig", kBigRows, 512, Dtype::kFp32);
+        const Tensor x = tl.tcm("x", kMsgRows, kMsgCols, Dtype::kFp32);
+        const Tensor hx = tl.hbm("hx", kMsgRows, kMsgCols, Dtype::kFp32);
+        const Tensor y = tl.tcm("y", kMsgRows, kMsgCols, Dtype::kFp32);
+        test::init(tl, {big, x});
+        tl.store(hbig, big);  // #1: holds PE_DMA
+        tl.store(hx, x);      // #2: reads x, behind #1
+        tl.recv(x, 0);        // #3: WAR on x
+        tl.recv(y, 0);        // #4: free, its message in
+        got["x"] = tl.host_read(x);
+        got["y"] = tl.host_read(y);
+      });
+  expect_ok(j);
+  EXPECT_EQ(j["pe"][1]["got"]["x"].get<std::vector<float>>(), va);
+  EXPECT_EQ(j["pe"][1]["got"]["y"].get<std::vector<float>>(), vb);
+  // The case is the one named: #3 held by the store, #4's message in before.
+  const nlohmann::json r3 = rec(j, 1, "RECV", 3), r4 = rec(j, 1, "RECV", 4);
+  EXPECT_GE(start_of(r3), end_of(rec(j, 1, "DMA_WRITE", 2)));
+  EXPECT_LT(end_of(rec(j, 0, "SEND", 2)), start_of(r3));
+  EXPECT_LT(end_of(rec(j, 1, "DISPATCH", 4)), start_of(r3));
+  EXPECT_GE(start_of(r4), end_of(r3));
+}
+
+// The sender's first send (#3) reads a, which load #2 (behind the 1 MiB
+// store #1 on PE_DMA) writes first (RAW); its second send (#4) is free.
+// The messages still arrive in program order: x gets a (as loaded), y b.
+TEST(IpcOrder, SendsToOneDestinationKeepOrderWhenTheFirstIsHeldByAHazard) {
+  const std::vector<float> va = pattern(kMsgRows * kMsgCols, 7), vb = pattern(kMsgRows * kMsgCols, -3000);
+  const nlohmann::json j = run_data_top(
+      [&](Tl& tl, nlohmann::json&) {
+        const Tensor big = tl.tcm("big", kBigRows, 512, Dtype::kFp32);
+        const Tensor hbig = tl.hbm("hbig", kBigRows, 512, Dtype::kFp32);
+        const Tensor a = tl.tcm("a", kMsgRows, kMsgCols, Dtype::kFp32);
+        const Tensor ha = tl.hbm("ha", kMsgRows, kMsgCols, Dtype::kFp32);
+        const Tensor b = tl.tcm("b", kMsgRows, kMsgCols, Dtype::kFp32);
+        test::init(tl, {big});
+        tl.host_write(ha, va);
+        tl.host_write(b, vb);
+        tl.store(hbig, big);  // #1: holds PE_DMA
+        tl.load(a, ha);       // #2: writes a, behind #1
+        tl.send(a, 1);        // #3: RAW on a
+        tl.send(b, 1);        // #4: free
+      },
+      [&](Tl& tl, nlohmann::json& got) {
+        const Tensor x = tl.tcm("x", kMsgRows, kMsgCols, Dtype::kFp32);
+        const Tensor y = tl.tcm("y", kMsgRows, kMsgCols, Dtype::kFp32);
+        tl.recv(x, 0);
+        tl.recv(y, 0);
+        got["x"] = tl.host_read(x);
+        got["y"] = tl.host_read(y);
+      });
+  expect_ok(j);
+  EXPECT_EQ(j["pe"][1]["got"]["x"].get<std::vector<float>>(), va);
+  EXPECT_EQ(j["pe"][1]["got"]["y"].get<std::vector<float>>(), vb);
+  const nlohmann::json s3 = rec(j, 0, "SEND", 3), s4 = rec(j, 0, "SEND", 4);
+  EXPECT_GE(start_of(s3), end_of(rec(j, 0, "DMA_READ", 2)));
+  EXPECT_GE(start_of(s4), end_of(s3));  // #4 was ready first, issued second
+  EXPECT_LT(end_of(rec(j, 0, "DISPATCH", 4)), start_of(s3));
+}
+
+// Both PEs recv before they send: a recv waiting for its message is held
+// in PE_SCHEDULER, not on PE_IPC, so each PE's send still goes out and
+// both complete with each other's values.
+TEST(IpcOrder, RecvBeforeSendOnBothPesCompletes) {
+  const std::vector<float> va = pattern(kMsgRows * kMsgCols, 11), vb = pattern(kMsgRows * kMsgCols, -77);
+  auto k = [](uint32_t peer, const std::vector<float>& mine) {
+    return [peer, mine](Tl& tl, nlohmann::json& got) {
+      const Tensor a = tl.tcm("a", kMsgRows, kMsgCols, Dtype::kFp32);
+      const Tensor x = tl.tcm("x", kMsgRows, kMsgCols, Dtype::kFp32);
+      tl.host_write(a, mine);
+      tl.recv(x, peer);  // #1
+      tl.send(a, peer);  // #2
+      got["x"] = tl.host_read(x);
+    };
+  };
+  const nlohmann::json j = run_data_top(k(1, va), k(0, vb));
+  expect_ok(j);
+  EXPECT_EQ(j["pe"][0]["got"]["x"].get<std::vector<float>>(), vb);
+  EXPECT_EQ(j["pe"][1]["got"]["x"].get<std::vector<float>>(), va);
+  for (int pe : {0, 1}) EXPECT_LT(start_of(rec(j, pe, "SEND", 2)), start_of(rec(j, pe, "RECV", 1)));
 }
 
 // queue_depth 1 and two sends before any recv: the second send's HEADER
