@@ -65,7 +65,7 @@ nlohmann::json run_allreduce(const BenchParams& p, const PeConfig& cfg, const Sy
     if (s % 4 != 0) throw BenchError("allreduce: sizes: " + std::to_string(s) + " is not a whole number of fp32 elements");
   }
   if (out.any() && sizes.size() * algos.size() != 1) {
-    throw BenchError("allreduce: --oplog, --trace and --vcd need one mesh run: give one size and one algorithm "
+    throw BenchError("allreduce: --oplog, --trace, --vcd and --stats need one mesh run: give one size and one algorithm "
                      "(--param sizes=N --param algos=lrab)");
   }
   const uint64_t n = cfg.topology.pes();
@@ -81,6 +81,7 @@ nlohmann::json run_allreduce(const BenchParams& p, const PeConfig& cfg, const Sy
       spec.oplog_path = out.oplog;
       spec.trace_path = out.trace;
       spec.vcd_path = out.vcd;
+      spec.stats_path = out.stats;
       spec.timeout_s = out.timeout_s;
       const MeshRunResult r = run_mesh_isolated(spec);
       if (!r.ok) throw SystemRunError(a + " " + std::to_string(bytes) + " bytes: " + r.error);

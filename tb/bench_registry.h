@@ -43,9 +43,9 @@ class BenchParams {
 
 // Outputs a system bench writes for its one mesh run (tb/mesh_run.h).
 struct SystemOutputs {
-  std::string oplog, trace, vcd;
+  std::string oplog, trace, vcd, stats;
   double timeout_s = 0;
-  bool any() const { return !oplog.empty() || !trace.empty() || !vcd.empty(); }
+  bool any() const { return !oplog.empty() || !trace.empty() || !vcd.empty() || !stats.empty(); }
 };
 
 struct Bench {
@@ -66,7 +66,7 @@ struct Bench {
   // mesh run in a forked child, instead of launches on one PE: system()
   // returns its figures (and throws BenchError when a run fails) and
   // system_report prints them. `launches`, `figures` and `report` are then
-  // unused. Outputs (op log, trace, VCD) need a single mesh run: a bench
+  // unused. Outputs (op log, trace, VCD, statistics) need a single mesh run: a bench
   // throws BenchError for outputs with parameters that make several.
   std::function<nlohmann::json(const BenchParams&, const PeConfig&, const SystemOutputs&)> system;
   std::function<void(std::ostream&, const BenchParams&, const PeConfig&, const nlohmann::json&)>

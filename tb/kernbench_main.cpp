@@ -180,11 +180,10 @@ int report_run(const std::string& title, const std::string& name, const kb::RunR
 int run_system(const kb::Bench& bench, const kb::BenchParams& p, const kb::PeConfig& cfg, const std::string& oplog,
                const std::string& json, const std::string& record, const Outputs& outputs, double timeout) {
   if (!record.empty()) throw kb::BenchError("--record: bench '" + bench.name + "' runs meshes; only PE benches record a command stream");
-  if (!outputs.stats.empty()) throw kb::BenchError("--stats: bench '" + bench.name + "' runs meshes; use --json for its figures");
   const auto json_out = open_output(json, "JSON summary");
   nlohmann::json figures;
   try {
-    figures = bench.system(p, cfg, kb::SystemOutputs{oplog, outputs.trace, outputs.vcd, timeout});
+    figures = bench.system(p, cfg, kb::SystemOutputs{oplog, outputs.trace, outputs.vcd, outputs.stats, timeout});
   } catch (const kb::SystemRunError& e) {
     std::cerr << "kernbench: run '" << bench.name << "' failed: " << e.what() << "\n";
     return kExitRunFailed;
@@ -193,6 +192,7 @@ int run_system(const kb::Bench& bench, const kb::BenchParams& p, const kb::PeCon
   if (!oplog.empty()) std::cout << "op log written to " << oplog << "\n";
   if (!outputs.trace.empty()) std::cout << "trace written to " << outputs.trace << "\n";
   if (!outputs.vcd.empty()) std::cout << "VCD written to " << outputs.vcd << "\n";
+  if (!outputs.stats.empty()) std::cout << "statistics written to " << outputs.stats << "\n";
   if (json_out) {
     nlohmann::json j;
     j["schema_version"] = kb::kSchemaVersion;

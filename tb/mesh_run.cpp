@@ -57,7 +57,7 @@ MeshRunResult run_mesh_in_process(const MeshRunSpec& spec) {
   r.mesh_w = uint32_t(topo.mesh.w);
   r.pes_per_cube = uint32_t(topo.cube.pes);
   sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
-  std::unique_ptr<OutputFile> trace_out, oplog_out;
+  std::unique_ptr<OutputFile> trace_out, oplog_out, stats_out;
   std::unique_ptr<ChromeTrace> trace;
   std::vector<TraceProcess*> trace_pes;  // per PE, in global order
   std::unique_ptr<MeshTop> top;
@@ -69,6 +69,7 @@ MeshRunResult run_mesh_in_process(const MeshRunSpec& spec) {
   try {
     if (!spec.trace_path.empty()) trace_out = std::make_unique<OutputFile>(spec.trace_path, "trace");
     if (!spec.oplog_path.empty()) oplog_out = std::make_unique<OutputFile>(spec.oplog_path, "op log");
+    if (!spec.stats_path.empty()) stats_out = std::make_unique<OutputFile>(spec.stats_path, "statistics");
     top = std::make_unique<MeshTop>(spec.config);
     const bool keep = oplog_out != nullptr;
     if (!spec.trace_path.empty()) trace = std::make_unique<ChromeTrace>(trace_out->stream());
@@ -230,6 +231,17 @@ MeshRunResult run_mesh_in_process(const MeshRunSpec& spec) {
       trace_out->commit();
     });
   }
+  if (stats_out) {
+    commit([&] {
+      nlohmann::json j = to_json(r);
+      j["schema_version"] = kSchemaVersion;
+      j["clock_freq_ghz"] = spec.config.clock_freq_ghz;
+      j.erase("sim_wall_seconds");  // statistics of the model, not of the host
+      j.erase("peak_rss_kb");
+      stats_out->stream() << j.dump(2) << "\n";
+      stats_out->commit();
+    });
+  }
   return r;
 }
 
@@ -250,8 +262,8 @@ nlohmann::json to_json(const MeshRunResult& r) {
   for (const auto& [n, v] : r.metrics) j["metrics"].push_back({n, v});
   j["pes"] = nlohmann::json::array();
   for (const MeshPeResult& p : r.pes) {
-    nlohmann::json busy = nlohmann::json::array();
-    for (uint64_t b : p.busy_ps) busy.push_back(b);
+    nlohmann::json busy = nlohmann::json::object();  // by component name
+    for (const ComponentInfo& c : kComponents) busy[c.name] = p.busy_ps[int(c.component)];
     j["pes"].push_back({{"global", p.global}, {"name", p.name}, {"launched", p.launched},
                         {"start_ps", p.launch.start_ps}, {"end_ps", p.launch.end_ps},
                         {"commands", p.launch.commands}, {"dispatch_ps", p.launch.dispatch_ps},
@@ -296,7 +308,7 @@ MeshRunResult mesh_run_result_from_json(const nlohmann::json& j) {
     p.launch.dispatch_ps = jp.at("dispatch_ps");
     p.launch.stall_ps = jp.at("stall_ps");
     p.launch.error = jp.at("error");
-    for (int c = 0; c < kNumComponents; ++c) p.busy_ps[c] = jp.at("busy_ps").at(size_t(c));
+    for (const ComponentInfo& c : kComponents) p.busy_ps[int(c.component)] = jp.at("busy_ps").at(c.name);
     r.pes.push_back(std::move(p));
   }
   for (const auto& jl : j.at("links")) {

@@ -35,6 +35,7 @@ struct MeshRunSpec {
   std::string oplog_path;       // non-empty: the merged op log as CSV
   std::string trace_path;       // non-empty: Chrome / Perfetto trace JSON
   std::string vcd_path;         // non-empty: VCD waveforms
+  std::string stats_path;       // non-empty: the run's statistics as JSON (to_json, per PE and totals)
   double timeout_s = 0;         // run_mesh_isolated: > 0 ends the child after this many s
 };
 

@@ -527,3 +527,36 @@ TEST(Cli, MismatchedRecvIsADeadlockWithExitStatus1) {
 }
 
 }  // namespace
+
+namespace {
+
+// The allreduce mesh bench (issue 14 items 8, 9): one mesh run writes the
+// op log, trace, VCD and per-PE statistics; outputs over several runs are
+// bad input.
+TEST(Cli, AllreduceOneRunWritesPerPeStatisticsAndHierarchicalOpLog) {
+  TempDir dir;
+  const std::string stats = dir.file("s.json"), oplog = dir.file("o.csv"), json = dir.file("j.json");
+  const CliResult r = run_cli({"run", "allreduce", "--param", "sizes=65536", "--param", "algos=lrab", "--set",
+                               "topology.mesh.h=1", "--set", "topology.mesh.w=2", "--set", "topology.cube.pes=2",
+                               "--stats", stats, "--oplog", oplog, "--json", json});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json s = nlohmann::json::parse(read_file(stats));
+  ASSERT_EQ(s.at("pes").size(), 4u);
+  uint64_t commands = 0;
+  for (const auto& pe : s.at("pes")) commands += pe.at("commands").get<uint64_t>();
+  EXPECT_EQ(commands, s.at("commands").get<uint64_t>());
+  EXPECT_EQ(s.at("pes").at(3).at("name"), "cube1.pe1");
+  EXPECT_GT(s.at("pes").at(3).at("busy_ps").at("pe_ipc").get<uint64_t>(), 0u);
+  EXPECT_EQ(s.at("links").size(), 2u);
+  const std::string log = read_file(oplog);
+  EXPECT_THAT(log, HasSubstr("\ncube1.pe0.pe_ipc,RECV,"));
+  EXPECT_THAT(log, HasSubstr("\nlink.c0-c1,LINK,"));
+  const nlohmann::json j = nlohmann::json::parse(read_file(json));
+  EXPECT_EQ(j.at("figures").at("lrab").at(0).at("bytes"), 65536);
+
+  const CliResult two = run_cli({"run", "allreduce", "--param", "sizes=4096,8192", "--stats", stats});
+  EXPECT_EQ(two.exit_code, kExitBadInput);
+  EXPECT_THAT(two.err, HasSubstr("need one mesh run"));
+}
+
+}  // namespace
