@@ -158,3 +158,59 @@ INSTANTIATE_TEST_SUITE_P(Shapes, AllReduceModel,
 
 }  // namespace
 }  // namespace kb
+
+namespace kb {
+namespace {
+
+// SPMD (issue 14 item 4): every PE learns where it sits through tl.
+TEST(Spmd, EveryPeLearnsItsCubePeAndTheMeshShape) {
+  MeshRunSpec spec;
+  spec.config = mesh_config(2, 3, 2, false);
+  spec.kernel_name = "where";
+  spec.kernel = [](Tl& tl) {
+    const uint32_t g = tl.global_pe();
+    if (tl.mesh_h() != 2 || tl.mesh_w() != 3 || tl.pes_per_cube() != 2 || tl.num_cubes() != 6 ||
+        tl.num_pes() != 12 || tl.cube_id() != g / 2 || tl.pe_id() != g % 2) {
+      throw KernelError("PE " + std::to_string(g) + " sees cube " + std::to_string(tl.cube_id()) + " pe " +
+                        std::to_string(tl.pe_id()));
+    }
+    tl.cycles(100 * (g + 1));  // each PE's launch ends at its own time
+  };
+  const MeshRunResult r = run_mesh_isolated(spec);
+  ASSERT_TRUE(r.ok) << r.error;
+  ASSERT_EQ(r.pes.size(), 12u);
+  for (const MeshPeResult& p : r.pes) {
+    EXPECT_EQ(p.name, "cube" + std::to_string(p.global / 2) + ".pe" + std::to_string(p.global % 2));
+    EXPECT_TRUE(p.launched);
+    EXPECT_EQ(p.launch.end_ps - p.launch.start_ps, 100000u * (p.global + 1));
+  }
+}
+
+// A launch on a chosen set of PEs: the others run nothing.
+TEST(Spmd, LaunchOnChosenPesOnly) {
+  MeshRunSpec spec;
+  spec.config = mesh_config(1, 2, 2, true);
+  spec.kernel_name = "pair";
+  spec.pes = {0, 3};
+  spec.kernel = [](Tl& tl) {
+    const Tensor t = tl.tcm("t", 4, 4, Dtype::kFp32);
+    if (tl.global_pe() == 0) {
+      tl.host_write(t, std::vector<float>(16, 7.0f));
+      tl.send(t, 3);
+    } else {
+      tl.recv(t, 0);
+      tl.wait();
+      if (tl.host_read(t) != std::vector<float>(16, 7.0f)) throw KernelError("PE 3 got other values");
+    }
+  };
+  const MeshRunResult r = run_mesh_isolated(spec);
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_TRUE(r.pes[0].launched);
+  EXPECT_FALSE(r.pes[1].launched);
+  EXPECT_FALSE(r.pes[2].launched);
+  EXPECT_TRUE(r.pes[3].launched);
+  EXPECT_EQ(r.pes[1].launch.commands, 0u);
+}
+
+}  // namespace
+}  // namespace kb
