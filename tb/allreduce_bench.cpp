@@ -61,8 +61,12 @@ nlohmann::json run_allreduce(const BenchParams& p, const PeConfig& cfg, const Sy
     throw BenchError("allreduce: window " + std::to_string(opt.window) + " is above pe.attrs.ipc.queue_depth " +
                      std::to_string(cfg.ipc.queue_depth) + ": chunks in flight would wait for slots");
   }
+  constexpr int64_t kMaxBytes = int64_t(1) << 30;  // per PE: keeps a run to minutes
   for (int64_t s : sizes) {
-    if (s % 4 != 0) throw BenchError("allreduce: sizes: " + std::to_string(s) + " is not a whole number of fp32 elements");
+    if (s < 4 || s > kMaxBytes || s % 4 != 0) {
+      throw BenchError("allreduce: sizes: " + std::to_string(s) +
+                       " bytes; expected a multiple of 4 (fp32) in [4, " + std::to_string(kMaxBytes) + "]");
+    }
   }
   if (out.any() && sizes.size() * algos.size() != 1) {
     throw BenchError("allreduce: --oplog, --trace, --vcd and --stats need one mesh run: give one size and one algorithm "

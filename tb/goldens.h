@@ -22,7 +22,7 @@ RunSpec golden_spec(const Bench& b);
 nlohmann::json golden_figures(const Bench& b, const RunResult& r);
 // A bench's golden figures from fresh runs at its defaults: a PE bench in
 // one forked run, a system bench through its own mesh runs (throws
-// BenchError when a run fails).
+// BenchError when a PE bench's run fails, SystemRunError when a mesh run does).
 nlohmann::json golden_run(const Bench& b);
 // Differences between two figure documents, one line each ("" if equal).
 std::vector<std::string> golden_diff(const nlohmann::json& expected, const nlohmann::json& actual,

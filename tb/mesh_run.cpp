@@ -126,6 +126,9 @@ MeshRunResult run_mesh_in_process(const MeshRunSpec& spec) {
       for (size_t g = 0; g < top->size(); ++g) pes.push_back(uint32_t(g));
     }
     for (uint32_t g : pes) {
+      if (std::count(pes.begin(), pes.end(), g) > 1) {
+        throw std::invalid_argument("PE " + std::to_string(g) + " is named twice in the launch set");
+      }
       if (g >= top->size()) {
         throw std::invalid_argument("PE " + std::to_string(g) + " is not in the mesh (" +
                                     std::to_string(top->size()) + " PEs)");
@@ -178,10 +181,22 @@ MeshRunResult run_mesh_in_process(const MeshRunSpec& spec) {
     r.pes.push_back(std::move(p));
   }
   if (!blocked.empty()) {
-    // A failed launch (its error first) can leave its peers waiting.
-    const std::string report = deadlock_report(blocked);
+    // A failed launch (its error first) can leave its peers waiting. Every
+    // PE is passed: the report names receivers that are not blocked too.
+    std::vector<Pe*> all;
+    for (size_t g = 0; g < top->size(); ++g) all.push_back(&top->pe(g));
+    const std::string report = deadlock_report(all);
     r.error = r.ok ? report : r.error + "; then " + report;
     r.ok = false;
+  }
+  if (r.ok) {
+    // Messages no recv took: the run does not end silently (issue 14 item 7).
+    for (size_t g = 0; g < top->size(); ++g) {
+      const std::string left = top->pe(g).pe_ipc.undelivered();
+      if (left.empty()) continue;
+      r.error += std::string(r.error.empty() ? "" : "; ") + top->pe(g).name() + " holds messages no recv took: " + left;
+      r.ok = false;
+    }
   }
   for (size_t i = 0; i < top->links(); ++i) {
     const UcieLink& link = top->link(i);

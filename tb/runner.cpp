@@ -192,6 +192,12 @@ RunResult run_in_process(const RunSpec& spec) {
     r.ok = false;
     r.error = deadlock_report({pe});
   }
+  if (r.ok) {
+    if (const std::string left = pe->pe_ipc.undelivered(); !left.empty()) {
+      r.ok = false;
+      r.error = std::string(pe->name()) + " holds messages no recv took: " + left;
+    }
+  }
   if (r.ok && r.launches.size() != spec.launches.size()) {
     r.ok = false;
     r.error = "simulation ended before every kernel launch completed";

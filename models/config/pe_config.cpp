@@ -114,7 +114,7 @@ const Entry kSchema[] = {
      KB_FIELD(scheduler.queue_depth),
      "accepted-but-incomplete descriptors, entries"},
     {"pe.attrs.ipc.queue_depth", Kind::kUint, U(1, 4096), KB_FIELD(ipc.queue_depth),
-     "PE_IPC receive queue: messages arrived and not yet taken by a recv"},
+     "PE_IPC receive queue per source PE: messages arrived and not yet taken by a recv"},
     {"pe.attrs.tile.m", Kind::kUint, kDim, KB_FIELD(tile.m),
      "hardware tile M, elements"},
     {"pe.attrs.tile.n", Kind::kUint, kDim, KB_FIELD(tile.n),
@@ -730,6 +730,13 @@ PeConfig load_pe_config(const std::string& path,
   PeConfig cfg;
   if (!path.empty()) load_file(path, cfg);
   for (const std::string& set : sets) apply_set(set, cfg);
+  // The one rule across keys: the mesh's PE count.
+  if (cfg.topology.pes() > kMaxMeshPes) {
+    throw ConfigError((path.empty() ? std::string("--set") : path) + ": topology.mesh.h x topology.mesh.w x " +
+                      "topology.cube.pes = " + std::to_string(cfg.topology.mesh.h) + " x " +
+                      std::to_string(cfg.topology.mesh.w) + " x " + std::to_string(cfg.topology.cube.pes) + " = " +
+                      std::to_string(cfg.topology.pes()) + " PEs; expected at most " + std::to_string(kMaxMeshPes));
+  }
   return cfg;
 }
 

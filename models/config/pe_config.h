@@ -77,11 +77,11 @@ struct SchedulerConfig {
   uint64_t queue_depth = 8;  // accepted-but-incomplete descriptors
 };
 
-// PE_IPC (issue 14 item 5): the receive queue holds at most queue_depth
-// messages that arrived and no recv has taken yet; a send to a full queue
-// waits (back-pressure).
+// PE_IPC (issue 14 item 5): the receive queue holds, per source PE, at most
+// queue_depth messages that arrived and no recv has taken yet; a send to a
+// full queue waits (back-pressure).
 struct IpcConfig {
-  uint64_t queue_depth = 4;
+  uint64_t queue_depth = 4;  // per source PE
 };
 
 // The system a mesh run builds (issue 14 items 1-3; models/top/mesh_top.h):
@@ -104,6 +104,10 @@ struct LinkConfig {
   double gbps = 128.0;            // per direction
   uint64_t latency_cycles = 20;   // per hop, first byte
 };
+// At most this many PEs in a mesh: PE_IPC's window has one HEADER/DATA
+// port pair per source PE (models/pe/ipc/pe_ipc.h kMaxIpcSources).
+constexpr uint64_t kMaxMeshPes = 2048;
+
 struct TopologyConfig {
   MeshShapeConfig mesh;
   CubeConfig cube;

@@ -22,7 +22,7 @@ namespace kb {
 
 constexpr uint64_t kTcmBase = 0x0;
 constexpr uint64_t kIpcWindowBase = uint64_t(1) << 32;
-constexpr uint64_t kIpcWindowStride = uint64_t(1) << 16;  // [2^32, 2^36): 2^16 PEs
+constexpr uint64_t kIpcWindowStride = uint64_t(1) << 16;  // [2^32, 2^36): room for 2^20 - 2^16 windows
 constexpr uint64_t kTcmWindowBase = uint64_t(1) << 36;
 constexpr uint64_t kTcmWindowStride = uint64_t(1) << 32;  // tcm.size_bytes <= 2^32
 constexpr uint64_t kHbmBase = uint64_t(1) << 40;

@@ -74,6 +74,16 @@ int64_t MeshRouter::cube_of(uint64_t a) const {
 int MeshRouter::route(const tlm::tlm_generic_payload& p) const {
   const int64_t to = cube_of(p.get_address());
   if (to < 0) return -1;
+  // The whole access (a streaming burst: its first streaming width) must lie
+  // in one slice or IPC window: one crossing into the next would go back to
+  // its own cube's default route and round again.
+  const unsigned w = p.get_streaming_width();
+  const uint64_t n = w && w < p.get_data_length() ? w : p.get_data_length();
+  const uint64_t a = p.get_address();
+  if (n == 0 || a + (n - 1) < a) return -1;
+  const uint64_t last = a + (n - 1);
+  const bool hbm = a >= kHbmBase;
+  if (hbm ? hbm_slice_of(last) != hbm_slice_of(a) : ipc_window_of(last) != ipc_window_of(a)) return -1;
   if (uint32_t(to) == cube_) return index_[kCube];
   const uint32_t x = cube_ % w_, y = cube_ / w_;
   const uint32_t tx = uint32_t(to) % w_, ty = uint32_t(to) / w_;

@@ -87,6 +87,19 @@ Handle TensorTable::declare(const std::string& name, MemSpace space,
     throw KernelError("tensor '" + name + "' " + "does not fit in HBM: earlier tensors use its addresses "
                       "up to the end of the 64-bit address space");
   }
+  if (space == MemSpace::kHbm && slice_bounded_) {
+    // In a top of several PEs a PE's tensors stay in its own HBM slice
+    // (address_map.h): past it they would be another PE's memory. (A PE
+    // alone has the whole HBM range.)
+    const uint64_t slice_end = hbm_alloc_base(uint32_t(own_slice_)) + kHbmSliceBytes;
+    const std::optional<uint64_t> bytes = checked_product({uint64_t(rows), uint64_t(cols), dtype_bytes(dtype)});
+    if (address < slice_end && (!bytes || *bytes > slice_end - address)) {
+      throw KernelError("tensor '" + name + "' (" + std::to_string(rows) + " x " + std::to_string(cols) + " " +
+                        to_string(dtype) + ") does not fit in PE " + std::to_string(own_slice_) +
+                        "'s HBM slice (" + std::to_string(kHbmSliceBytes) + " bytes, " +
+                        std::to_string(address - hbm_alloc_base(uint32_t(own_slice_))) + " used)");
+    }
+  }
   // declare_at validates the rest (size, span, HBM address space) and moves
   // the bump allocator past the tensor.
   return declare_at(name, space, rows, cols, dtype, address, cols);

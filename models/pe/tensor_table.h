@@ -94,6 +94,8 @@ class TensorTable {
   explicit TensorTable(uint64_t tcm_size_bytes, uint64_t hbm_alloc = kHbmBase)
       : tcm_size_(tcm_size_bytes), hbm_next_(hbm_alloc), own_slice_(hbm_slice_of(hbm_alloc)),
         views_(kViewCapacity) {}
+  // A PE among several (a cube or mesh): its own tensors must fit its slice.
+  void bound_to_slice() { slice_bounded_ = true; }
 
   // Allocates a new tensor (64-byte aligned). Throws KernelError when TCM is
   // full or the shape is not positive.
@@ -165,6 +167,7 @@ class TensorTable {
   uint64_t tcm_size_;
   uint64_t tcm_next_ = kTcmBase;
   uint64_t hbm_next_;  // the own slice's allocator
+  bool slice_bounded_ = false;  // tl.hbm tensors must fit the own slice
   const uint64_t own_slice_;
   // Other slices' allocators (tl.hbm_on), few per PE.
   std::vector<std::pair<uint64_t, uint64_t>> slice_next_;

@@ -50,6 +50,10 @@ class Tl {
               int64_t ncols = -1);
   Tensor rows(const Tensor& t, int64_t row0, int64_t nrows) { return view(t, row0, nrows); }
   // In global PE `owner`'s HBM slice (a cube or mesh; issue 14 item 4).
+  // Each PE allocates in a slice from the slice's start, so PEs that
+  // declare the same tensors in a slice in the same order share them (SPMD
+  // buffers), and the owner's own tl.hbm tensors start there too: a kernel
+  // that places into another PE's slice shares those addresses with it.
   Tensor hbm_on(uint32_t owner, const std::string& name, int64_t rows, int64_t cols, Dtype dtype);
 
   // --- SPMD (issue 14 item 4): where this PE sits. Global PE numbers are

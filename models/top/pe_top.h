@@ -2,7 +2,8 @@
 // HBM. With N = 1 it is the single-PE top every run uses; a cube (N PEs
 // and HBM slices) grows from it.
 //
-//   pe[i].mem --> interconnect --hbm--> hbm   [kHbmBase, 2^64)
+//   pe[i].mem --> interconnect --hbm--> hbm        [kHbmBase, 2^64)
+//                              --ipc_j--> pe[j].ipc [ipc_window(j), +kIpcWindowStride)
 //
 // The HBM's timing is the configuration's pe.attrs.hbm (one PE's share of
 // bandwidth) in the PE clock's cycles, so one PE alone sees exactly the DMA

@@ -214,3 +214,44 @@ TEST(Spmd, LaunchOnChosenPesOnly) {
 
 }  // namespace
 }  // namespace kb
+
+namespace kb {
+namespace {
+
+// A transfer that crosses the end of a PE's HBM slice is an address error
+// the launch reports, not a route that goes round the mesh; a send no recv
+// takes fails the run, naming the message.
+TEST(MeshErrors, BurstAcrossASliceEndAndUndeliveredMessages) {
+  {
+    MeshRunSpec spec;
+    spec.config = mesh_config(1, 2, 1, false);
+    spec.kernel_name = "cross";
+    spec.pes = {0};
+    spec.kernel = [](Tl& tl) {
+      const Handle h = tl.cpu().declare_at("edge", MemSpace::kHbm, 1, 64, Dtype::kFp32,
+                                           hbm_alloc_base(1) - 128, 64);  // 128 bytes in slice 0, 128 in slice 1
+      const Tensor t = tl.tcm("t", 1, 64, Dtype::kFp32);
+      tl.host_random(t, 1);
+      tl.store(tl.tensor(h), t);
+    };
+    const MeshRunResult r = run_mesh_isolated(spec);
+    EXPECT_FALSE(r.ok);
+    EXPECT_NE(r.error.find("TLM_ADDRESS_ERROR_RESPONSE"), std::string::npos) << r.error;
+  }
+  {
+    MeshRunSpec spec;
+    spec.config = mesh_config(1, 1, 2, false);
+    spec.kernel_name = "unanswered";
+    spec.kernel = [](Tl& tl) {
+      const Tensor t = tl.tcm("t", 4, 4, Dtype::kFp32);
+      tl.host_random(t, 1);
+      if (tl.global_pe() == 0) tl.send(t, 1);
+    };
+    const MeshRunResult r = run_mesh_isolated(spec);
+    EXPECT_FALSE(r.ok);
+    EXPECT_NE(r.error.find("cube0.pe1 holds messages no recv took: 64 bytes from PE 0"), std::string::npos) << r.error;
+  }
+}
+
+}  // namespace
+}  // namespace kb

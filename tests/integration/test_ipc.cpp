@@ -487,19 +487,27 @@ TEST(IpcErrors, RecvSizeMismatchFailsTheLaunch) {
   EXPECT_NE(e.find("dst holds 4096 bytes"), std::string::npos) << e;
 }
 
+// One failing PE per run: two kernel errors thrown on two SystemC thread
+// stacks of one process trip AddressSanitizer's coroutine bookkeeping in the
+// sanitizer build (a false stack-buffer-overflow; .ci/run explains the
+// coroutine issue), not the model.
 TEST(IpcErrors, PeerOutsideTheTopIsRefusedAtDispatch) {
   PeConfig cfg;
-  const nlohmann::json j = run_top(cfg, {[](Tl& tl) {
-                                           const Tensor a = tl.tcm("a", 8, 8, Dtype::kBf16);
-                                           test::init(tl, {a});
-                                           tl.send(a, 2);
-                                         },
-                                         [](Tl& tl) { tl.recv(tl.tcm("x", 8, 8, Dtype::kBf16), 5); }});
-  ASSERT_FALSE(j.contains("error")) << j.dump();
-  EXPECT_NE(j["pe"][0]["error"].get<std::string>().find("SendCmd: destination: PE 2 does not exist (the top has 2 PEs"),
+  const nlohmann::json send = run_top(cfg, {[](Tl& tl) {
+                                              const Tensor a = tl.tcm("a", 8, 8, Dtype::kBf16);
+                                              test::init(tl, {a});
+                                              tl.send(a, 2);
+                                            },
+                                            nullptr});
+  ASSERT_FALSE(send.contains("error")) << send.dump();
+  EXPECT_NE(send["pe"][0]["error"].get<std::string>().find("SendCmd: destination: PE 2 does not exist (the top has 2 PEs"),
             std::string::npos)
-      << j.dump();
-  EXPECT_NE(j["pe"][1]["error"].get<std::string>().find("RecvCmd: source: PE 5 does not exist"), std::string::npos);
+      << send.dump();
+  const nlohmann::json recv =
+      run_top(cfg, {nullptr, [](Tl& tl) { tl.recv(tl.tcm("x", 8, 8, Dtype::kBf16), 5); }});
+  ASSERT_FALSE(recv.contains("error")) << recv.dump();
+  EXPECT_NE(recv["pe"][1]["error"].get<std::string>().find("RecvCmd: source: PE 5 does not exist"), std::string::npos)
+      << recv.dump();
 }
 
 // Replay text (tb/command_stream.h): send / recv lines run, a self-send on
@@ -568,6 +576,8 @@ struct WindowWriter : sc_core::sc_module {
     got["read"] = write(w + 16 * me, std::vector<uint8_t>(16), 0, true);
     got["data_without_header"] = write(w + 0x8000 + 16 * me, std::vector<uint8_t>(32), 16);
     got["wrong_source"] = write(w + 16 * me, header(8, 2));
+    got["empty_message"] = write(w + 16 * me, header(0, me));
+    got["huge_message"] = write(w + 16 * me, header(uint64_t(1) << 62, me));  // no store is sized by it
     got["misaligned"] = write(w + 16 * me + 4, header(8, 1));
     got["header"] = write(w + 16 * me, header(8, me));
     got["past_bytes"] = write(w + 0x8000 + 16 * me, std::vector<uint8_t>(16), 16);
@@ -600,6 +610,8 @@ TEST(IpcWindow, UntrustedWritesGetErrorResponses) {
   EXPECT_EQ(g["read"].get<int>(), int(tlm::TLM_COMMAND_ERROR_RESPONSE));
   EXPECT_EQ(g["data_without_header"].get<int>(), int(tlm::TLM_GENERIC_ERROR_RESPONSE));
   EXPECT_EQ(g["wrong_source"].get<int>(), int(tlm::TLM_GENERIC_ERROR_RESPONSE));
+  EXPECT_EQ(g["empty_message"].get<int>(), int(tlm::TLM_GENERIC_ERROR_RESPONSE));
+  EXPECT_EQ(g["huge_message"].get<int>(), int(tlm::TLM_GENERIC_ERROR_RESPONSE));
   EXPECT_EQ(g["misaligned"].get<int>(), int(tlm::TLM_ADDRESS_ERROR_RESPONSE));
   EXPECT_EQ(g["header"].get<int>(), int(tlm::TLM_OK_RESPONSE));
   EXPECT_EQ(g["past_bytes"].get<int>(), int(tlm::TLM_GENERIC_ERROR_RESPONSE));

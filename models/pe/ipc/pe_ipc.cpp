@@ -12,6 +12,7 @@
 namespace kb {
 
 static_assert(kIpcMaxBurstBytes == PeDma::kMaxBurstBytes, "IPC bursts are PE_DMA's (issue 14 item 5)");
+static_assert(kMaxIpcSources >= kMaxMeshPes, "every PE of the largest mesh has a port in every window");
 static_assert(kIpcDataOffset + uint64_t(kMaxIpcSources) * kIpcPortWidth <= kIpcWindowStride,
               "the DATA ports fit the window");
 
@@ -30,6 +31,20 @@ PeIpc::PeIpc(sc_core::sc_module_name name, const PeConfig& cfg) : StageEngine(na
   SC_METHOD(arrived);
   sensitive << arrival_ev_;
   dont_initialize();
+}
+
+std::string PeIpc::undelivered() const {
+  std::string out;
+  for (const auto& [src, q] : by_src_) {
+    for (const Message& m : q) {
+      out += (out.empty() ? "" : ", ") + std::to_string(m.bytes) + " bytes from PE " + std::to_string(src);
+    }
+  }
+  for (const WaitingHeader& w : waiting_) {
+    out += (out.empty() ? "" : ", ") + std::to_string(w.bytes) + " bytes from PE " + std::to_string(w.src) +
+           " (waiting for a slot)";
+  }
+  return out;
 }
 
 bool PeIpc::message_ready(uint32_t src) const {
@@ -116,6 +131,12 @@ int PeIpc::decode(tlm::tlm_generic_payload& p, uint32_t* src, uint64_t* bytes) {
       p.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
       return 0;
     }
+    // Untrusted: a message is at least a byte and at most a slice (no
+    // tensor is larger); the store grows as its bytes arrive.
+    if (n == 0 || n > kHbmSliceBytes) {
+      p.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
+      return 0;
+    }
     *bytes = n;
     return 1;
   }
@@ -139,20 +160,27 @@ void PeIpc::take_slot(uint32_t src, uint64_t bytes) {
   m.src = src;
   m.bytes = bytes;
   m.done_ps = port_free_ps_;
-  if (cfg_.data_mode) m.data.assign(bytes, 0);
   by_src_[src].push_back(std::move(m));
 }
 
 void PeIpc::data_write(tlm::tlm_generic_payload& p, uint32_t src, sc_core::sc_time& delay) {
+  // The oldest message from src still arriving takes the next bytes.
   auto it = by_src_.find(src);
   Message* m = nullptr;
-  if (it != by_src_.end() && !it->second.empty() && !it->second.back().complete()) m = &it->second.back();
+  if (it != by_src_.end()) {
+    for (Message& x : it->second) {
+      if (!x.complete()) {
+        m = &x;
+        break;
+      }
+    }
+  }
   const uint64_t n = p.get_data_length();
   if (!m || m->arrived + n > m->bytes) {  // no HEADER, or past its bytes
     p.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
     return;
   }
-  if (cfg_.data_mode) std::memcpy(m->data.data() + m->arrived, p.get_data_ptr(), n);
+  if (cfg_.data_mode) m->data.insert(m->data.end(), p.get_data_ptr(), p.get_data_ptr() + n);
   m->arrived += n;
   const uint64_t now = now_ps();
   const uint64_t end = port_write(now + ps_of(delay), n);

@@ -52,8 +52,8 @@
 // of the PE clock, plus whatever the interconnect between adds):
 //   SEND  = setup + [src in HBM: H] + ceil(16 / R) + ceil(bytes / R)
 //           (bursts are serialised on the receiver's port)
-//   RECV  = max(issue, arrival of the message's last byte) - issue
-//           + [TCM dst: ceil(bytes / R) + tcm.latency_cycles | HBM dst: H]
+//   RECV  = [TCM dst: ceil(bytes / R) + tcm.latency_cycles | HBM dst: H],
+//           from its issue, which is at or after its message's last byte
 #pragma once
 
 #include <deque>
@@ -106,6 +106,9 @@ class PeIpc : public StageEngine {
   // The oldest message from src not yet taken has fully arrived (its last
   // byte is in by now): a RECV from src may issue.
   bool message_ready(uint32_t src) const;
+  // Messages sent here that no recv took, "" when none (a run that ends
+  // with some fails: issue 14 item 7, never end silently).
+  std::string undelivered() const;
   // Bytes in of the oldest message from src not yet taken (*any: one is).
   uint64_t arrived_bytes(uint32_t src, bool* any) const {
     auto it = by_src_.find(src);

@@ -241,12 +241,12 @@ class PeScheduler : public sc_core::sc_module {
   int pending_from_ = 0;  // the `in` socket it came through
   Incoming pending_;      // its descriptor
   Incoming nb_in_;        // scratch of nb_transport_fw (swapped into pending_)
-  uint64_t last_id_ = 0;
+  uint64_t last_id_ = 0;  // the last accepted command id (unwrapping completion ids)
   // Per peer: SENDs / RECVs accepted and issued (program order per peer).
   std::vector<uint64_t> sends_accepted_, sends_issued_, recvs_accepted_, recvs_issued_;
   std::function<bool(uint32_t)> recv_gate_;
   std::vector<Ready> skipped_;
-  const Stage* gated_recv_ = nullptr;  // the last accepted command id (unwrapping completion ids)
+  const Stage* gated_recv_ = nullptr;
   sc_core::sc_event accept_event_;
   sc_core::sc_event slot_freed_;
   sc_core::sc_event drained_;
