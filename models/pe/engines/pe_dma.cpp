@@ -7,6 +7,7 @@
 
 #include "models/mem/address_map.h"
 #include "models/mem/hbm.h"
+#include "models/pe/engines/burst.h"
 #include "models/pe/engines/engine_timing.h"
 #include "models/util/asan_stack.h"
 
@@ -176,17 +177,7 @@ bool PeDma::send_bursts() {
     const uint64_t now = now_ps();
     const uint64_t issue = start_ps_ + setup_ps_;  // every burst leaves when the setup ends
     sc_core::sc_time delay = from_ps(issue > now ? issue - now : 0);
-    tlm::tlm_phase phase = tlm::BEGIN_REQ;
-    burst_.acquire();
-    const tlm::tlm_sync_enum r = mem->nb_transport_fw(burst_, phase, delay);
-    if (r == tlm::TLM_COMPLETED) {
-      burst_done(delay);
-      continue;
-    }
-    if (r == tlm::TLM_UPDATED && phase == tlm::BEGIN_RESP) {  // answered at once, in phases
-      tlm::tlm_phase end = tlm::END_RESP;
-      sc_core::sc_time zero = sc_core::SC_ZERO_TIME;
-      mem->nb_transport_fw(burst_, end, zero);
+    if (send_burst(mem, burst_, delay)) {
       burst_done(delay);
       continue;
     }

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "models/mem/address_map.h"
+#include "models/pe/engines/burst.h"
 #include "models/pe/engines/engine_timing.h"
 #include "models/pe/engines/pe_dma.h"
 #include "models/util/asan_stack.h"
@@ -457,17 +458,7 @@ bool PeIpc::send_bursts() {
     p.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
     const uint64_t now = now_ps();
     sc_core::sc_time delay = from_ps(issue_ps_ > now ? issue_ps_ - now : 0);
-    tlm::tlm_phase phase = tlm::BEGIN_REQ;
-    p.acquire();
-    const tlm::tlm_sync_enum r = mem->nb_transport_fw(p, phase, delay);
-    if (r == tlm::TLM_COMPLETED) {
-      burst_done(delay);
-      continue;
-    }
-    if (r == tlm::TLM_UPDATED && phase == tlm::BEGIN_RESP) {  // answered at once, in phases
-      tlm::tlm_phase end = tlm::END_RESP;
-      sc_core::sc_time zero = sc_core::SC_ZERO_TIME;
-      mem->nb_transport_fw(p, end, zero);
+    if (send_burst(mem, p, delay)) {
       burst_done(delay);
       continue;
     }
