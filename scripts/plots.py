@@ -281,7 +281,7 @@ def plot_allreduce(binary, tmp, out):
     mesh = figures["mesh"]
     fig, (ax_t, ax_b) = plt.subplots(1, 2, figsize=(11, 4.4))
     for algo, colour in (("lrab", "tab:red"), ("ring", "tab:blue")):
-        rows = figures[algo]
+        rows = sorted(figures[algo].values(), key=lambda r: r["bytes"])
         xs = [r["bytes"] for r in rows]
         ax_t.plot(xs, [r["time_us"] for r in rows], marker="o", color=colour, label=f"{algo} (simulated)")
         ax_t.plot(xs, [r["model_us"] for r in rows], linestyle="--", color=colour, label=f"{algo} (alpha-beta model)")

@@ -3,9 +3,11 @@
 // over message sizes, reported the way nccl-tests does:
 //   algbw = bytes / time,  busbw = algbw x 2 (n - 1) / n  (n PEs),
 // next to the analytic alpha-beta model of tb/allreduce_model.h.
+#include <algorithm>
 #include <cstdio>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "kernels/ccl/all_reduce.h"
 #include "tb/allreduce_model.h"
@@ -101,7 +103,7 @@ nlohmann::json run_allreduce(const BenchParams& p, const PeConfig& cfg, const Sy
       f["model_ratio"] = model > 0 ? t / model : 0.0;
       f["commands"] = r.commands;
       f["stages"] = r.stages;
-      figures[a].push_back(f);
+      figures[a][std::to_string(bytes)] = f;  // keyed by size: sweeps flatten it to lrab.<bytes>.time_us
     }
   }
   return figures;
@@ -115,7 +117,13 @@ void report_allreduce(std::ostream& os, const BenchParams& p, const PeConfig& cf
   os << "  algo        bytes      time_us   algbw_GB/s   busbw_GB/s   model_us  time/model   commands\n";
   for (const auto& [algo, by_size] : f.items()) {
     if (algo == "mesh") continue;
-    for (const nlohmann::json& x : by_size) {
+    std::vector<const nlohmann::json*> rows;  // by size (the keys sort as text)
+    for (const auto& [bytes, row] : by_size.items()) rows.push_back(&row);
+    std::sort(rows.begin(), rows.end(), [](const nlohmann::json* a, const nlohmann::json* b) {
+      return a->at("bytes").get<int64_t>() < b->at("bytes").get<int64_t>();
+    });
+    for (const nlohmann::json* row : rows) {
+      const nlohmann::json& x = *row;
       os << "  " << algo << std::string(algo.size() < 6 ? 6 - algo.size() : 0, ' ')
          << fmt("%11.0f", x.at("bytes").get<double>()) << fmt("%13.2f", x.at("time_us").get<double>())
          << fmt("%13.2f", x.at("algbw_GBps").get<double>()) << fmt("%13.2f", x.at("busbw_GBps").get<double>())

@@ -411,6 +411,10 @@ int cmd_sweep(const std::string& name, const std::string& config,
   std::vector<std::vector<std::string>> csv_rows;
   std::vector<std::string> csv_header = header;
   int failures = 0;
+  // Figures can differ between points (keyed by a swept parameter, such as
+  // a size): the columns are every figure of any point, in order of first
+  // appearance, and a point without one leaves its cell empty.
+  std::vector<std::map<std::string, std::string>> cells(points.size());
   for (size_t i = 0; i < points.size(); ++i) {
     std::vector<std::pair<std::string, nlohmann::json>> leaves;
     if (errors[i].empty()) {
@@ -419,11 +423,21 @@ int cmd_sweep(const std::string& name, const std::string& config,
       ++failures;
       std::cerr << "kernbench: point " << i + 1 << " failed: " << errors[i] << "\n";
     }
-    if (i == 0 || csv_header.size() == header.size()) {
-      for (const auto& [k, v] : leaves) csv_header.push_back(k);
+    for (const auto& [k, v] : leaves) {
+      if (std::find(csv_header.begin() + long(header.size()), csv_header.end(), k) == csv_header.end()) {
+        csv_header.push_back(k);
+      }
+      cells[i][k] = cell(v);
     }
+  }
+  for (size_t i = 0; i < points.size(); ++i) {
     std::vector<std::string> full = points[i];
-    for (const auto& [k, v] : leaves) full.push_back(cell(v));
+    if (errors[i].empty()) {
+      for (size_t c = header.size(); c < csv_header.size(); ++c) {
+        auto it = cells[i].find(csv_header[c]);
+        full.push_back(it == cells[i].end() ? "" : it->second);
+      }
+    }
     csv_rows.push_back(full);
   }
   // Terminal columns: the bench's sweep_columns, where "*suffix" matches

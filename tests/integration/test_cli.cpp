@@ -552,7 +552,7 @@ TEST(Cli, AllreduceOneRunWritesPerPeStatisticsAndHierarchicalOpLog) {
   EXPECT_THAT(log, HasSubstr("\ncube1.pe0.pe_ipc,RECV,"));
   EXPECT_THAT(log, HasSubstr("\nlink.c0-c1,LINK,"));
   const nlohmann::json j = nlohmann::json::parse(read_file(json));
-  EXPECT_EQ(j.at("figures").at("lrab").at(0).at("bytes"), 65536);
+  EXPECT_EQ(j.at("figures").at("lrab").at("65536").at("bytes"), 65536);
 
   const CliResult two = run_cli({"run", "allreduce", "--param", "sizes=4096,8192", "--stats", stats});
   EXPECT_EQ(two.exit_code, kExitBadInput);
