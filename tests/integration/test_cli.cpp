@@ -560,3 +560,32 @@ TEST(Cli, AllreduceOneRunWritesPerPeStatisticsAndHierarchicalOpLog) {
 }
 
 }  // namespace
+
+namespace {
+
+// Figures keyed by a swept parameter: each point's figures sit under their
+// own columns, and a point without one leaves that cell empty.
+TEST(Cli, SweepColumnsAreTheUnionOfEveryPointsFigures) {
+  TempDir dir;
+  const std::string csv = dir.file("sweep.csv");
+  const CliResult r = run_cli({"sweep", "allreduce", "--param", "sizes=4096,8192", "--param", "algos=ring", "--set",
+                               "topology.mesh.h=1", "--set", "topology.mesh.w=1", "--set", "topology.cube.pes=2",
+                               "--csv", csv});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<std::string> rows = lines(read_file(csv));
+  ASSERT_EQ(rows.size(), 3u);
+  const std::vector<std::string> head = split(rows[0], ',');
+  const auto column = [&](const std::string& key) {
+    return size_t(std::find(head.begin(), head.end(), key) - head.begin());
+  };
+  const size_t small = column("ring.4096.time_us"), big = column("ring.8192.time_us");
+  ASSERT_LT(small, head.size());
+  ASSERT_LT(big, head.size());
+  const std::vector<std::string> first = split(rows[1], ','), second = split(rows[2], ',');
+  EXPECT_FALSE(first.at(small).empty());
+  EXPECT_TRUE(first.at(big).empty());
+  EXPECT_TRUE(second.at(small).empty());
+  EXPECT_FALSE(second.at(big).empty());
+}
+
+}  // namespace
