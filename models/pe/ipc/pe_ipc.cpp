@@ -315,6 +315,22 @@ void PeIpc::plan_runs(const BytePattern& p, bool read) {
 }
 
 std::optional<sc_core::sc_time> PeIpc::execute(const Stage& s, CommandData* d) {
+  // A stage's error (a recv of the wrong size, a refused burst) fails it
+  // through resume(), as a late stage: no exception leaves this call, which
+  // runs in PE_SCHEDULER's method (a rethrow there trips ASan's coroutine
+  // bookkeeping, models/util/asan_stack.h).
+  try {
+    return start(s, d);
+  } catch (const std::exception& e) {
+    asan_forget_unwound_frames();  // a method's stack (models/util/asan_stack.h)
+    failed_ = e.what();
+    late_ = true;
+    resume_.notify(sc_core::SC_ZERO_TIME);
+    return std::nullopt;
+  }
+}
+
+std::optional<sc_core::sc_time> PeIpc::start(const Stage& s, CommandData* d) {
   stage_ = &s;
   data_ = data_mode() && d;
   late_ = false;
@@ -500,6 +516,13 @@ tlm::tlm_sync_enum PeIpc::nb_transport_bw(tlm::tlm_generic_payload& p, tlm::tlm_
 
 void PeIpc::resume() {
   if (!late_) return;
+  if (!failed_.empty()) {  // execute() caught it
+    error_.swap(failed_);
+    failed_.clear();
+    late_ = false;
+    finish(sc_core::SC_ZERO_TIME, false);
+    return;
+  }
   try {
     if (phase_ != Phase::kWaitMessage) burst_done(sc_core::SC_ZERO_TIME);
     if (!advance()) return;

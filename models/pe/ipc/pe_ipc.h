@@ -155,6 +155,8 @@ class PeIpc : public StageEngine {
   Message* oldest(uint32_t src);
 
   // --- stage side
+  std::optional<sc_core::sc_time> start(const Stage& s, CommandData* d);  // execute()'s body
+  std::string failed_;  // an error execute() caught, reported by resume()
   enum class Phase { kIdle, kRead, kHeader, kData, kWaitMessage, kWrite, kDone };
   struct Burst {
     uint64_t address = 0, length = 0, buf = 0;
