@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <stdexcept>
 
 #include "models/mem/address_map.h"
 #include "models/pe/engines/burst.h"
@@ -80,16 +81,9 @@ IpcWait PeIpc::wait_state() const {
   w.cmd_id = stage_->cmd_id;
   w.peer = stage_->peer;
   w.bytes = stage_->bytes;
-  if (phase_ == Phase::kWaitMessage) {
-    w.kind = IpcWait::kMessage;
-    auto it = by_src_.find(stage_->peer);
-    if (it != by_src_.end() && !it->second.empty()) {
-      w.header_arrived = true;
-      w.arrived_bytes = it->second.front().arrived;
-    }
-  } else if (waiting_slot_) {
-    w.kind = IpcWait::kSlot;
-  }
+  // A RECV never waits here (PE_SCHEDULER issues it once its message is
+  // in; deadlock.cpp asks the scheduler): only a SEND held for a slot.
+  if (waiting_slot_) w.kind = IpcWait::kSlot;
   return w;
 }
 
@@ -188,14 +182,8 @@ void PeIpc::data_write(tlm::tlm_generic_payload& p, uint32_t src, sc_core::sc_ti
   m->done_ps = std::max(m->done_ps, end);
   delay = from_ps(end - now);
   p.set_response_status(tlm::TLM_OK_RESPONSE);
-  // A RECV waiting for this message goes on when its last byte is in;
-  // PE_SCHEDULER is told a RECV from src may issue.
-  if (m->complete()) {
-    if (late_ && phase_ == Phase::kWaitMessage && stage_->peer == src && oldest(src) == m) {
-      resume_.notify(from_ps(end - now));
-    }
-    arrival_ev_.notify(from_ps(end - now));
-  }
+  // PE_SCHEDULER is told a RECV from src may issue once the last byte is in.
+  if (m->complete()) arrival_ev_.notify(from_ps(end - now));
 }
 
 tlm::tlm_sync_enum PeIpc::nb_transport_fw(tlm::tlm_generic_payload& p, tlm::tlm_phase& phase,
@@ -357,7 +345,7 @@ std::optional<sc_core::sc_time> PeIpc::start(const Stage& s, CommandData* d) {
       phase_ = Phase::kRead;
     }
   } else {
-    phase_ = Phase::kWaitMessage;
+    phase_ = Phase::kTake;
     issue_ps_ = end_ps_ = start_ps_;
   }
   if (!advance()) {
@@ -411,9 +399,12 @@ bool PeIpc::advance() {
         if (!send_bursts()) return false;
         phase_ = Phase::kDone;
         return true;
-      case Phase::kWaitMessage: {
+      case Phase::kTake: {
         Message* m = oldest(s.peer);
-        if (!m || !m->complete()) return false;
+        if (!m || !m->complete() || m->done_ps > now_ps()) {
+          // PE_SCHEDULER's gate (message_ready) holds a RECV until then.
+          throw std::logic_error("PE_IPC: a RECV from PE " + std::to_string(s.peer) + " issued before its message arrived");
+        }
         if (m->bytes != s.bytes) {
           throw KernelError("PE_IPC: the message from PE " + std::to_string(s.peer) + " is " +
                             std::to_string(m->bytes) + " bytes, dst holds " + std::to_string(s.bytes) +
@@ -524,7 +515,7 @@ void PeIpc::resume() {
     return;
   }
   try {
-    if (phase_ != Phase::kWaitMessage) burst_done(sc_core::SC_ZERO_TIME);
+    burst_done(sc_core::SC_ZERO_TIME);
     if (!advance()) return;
   } catch (const std::exception& e) {
     asan_forget_unwound_frames();  // a method's stack (models/util/asan_stack.h)

@@ -79,7 +79,8 @@ constexpr uint64_t kIpcDataOffset = 0x8000;            // DATA(0) in the window
 constexpr uint32_t kMaxIpcSources = 0x8000 / 16;       // 2048
 constexpr uint64_t kIpcMaxBurstBytes = 64 * 1024;      // PE_DMA's kMaxBurstBytes
 
-// What a blocked PE_IPC waits for (the deadlock report, models/top/deadlock.h).
+// What a blocked PE waits for in IPC (the deadlock report, models/top/deadlock.h):
+// a SEND held for a slot (PE_IPC), or a RECV held for its message (PE_SCHEDULER).
 struct IpcWait {
   enum Kind { kNone, kMessage, kSlot } kind = kNone;
   uint64_t cmd_id = 0;
@@ -157,7 +158,7 @@ class PeIpc : public StageEngine {
   // --- stage side
   std::optional<sc_core::sc_time> start(const Stage& s, CommandData* d);  // execute()'s body
   std::string failed_;  // an error execute() caught, reported by resume()
-  enum class Phase { kIdle, kRead, kHeader, kData, kWaitMessage, kWrite, kDone };
+  enum class Phase { kIdle, kRead, kHeader, kData, kTake, kWrite, kDone };
   struct Burst {
     uint64_t address = 0, length = 0, buf = 0;
     bool read = false;
