@@ -13,7 +13,6 @@
 
 namespace kb {
 
-static_assert(kIpcMaxBurstBytes == PeDma::kMaxBurstBytes, "IPC bursts are PE_DMA's (issue 14 item 5)");
 static_assert(kMaxIpcSources >= kMaxMeshPes, "every PE of the largest mesh has a port in every window");
 static_assert(kIpcDataOffset + uint64_t(kMaxIpcSources) * kIpcPortWidth <= kIpcWindowStride,
               "the DATA ports fit the window");
@@ -288,7 +287,7 @@ void PeIpc::plan_runs(const BytePattern& p, bool read) {
   uint64_t buf = 0;
   for (uint64_t r = 0; r < runs; ++r) {
     for (uint64_t off = 0; off < length;) {
-      const uint64_t n = std::min(kIpcMaxBurstBytes, length - off);
+      const uint64_t n = std::min(PeDma::kMaxBurstBytes, length - off);
       Burst b;
       b.address = p.address + r * p.pitch + off;
       b.length = n;
@@ -384,10 +383,10 @@ bool PeIpc::advance() {
         if (!send_bursts()) return false;
         next_phase();
         const uint64_t port = ipc_window(s.peer) + kIpcDataOffset + uint64_t(self_) * kIpcPortWidth;
-        for (uint64_t off = 0; off < s.bytes; off += kIpcMaxBurstBytes) {
+        for (uint64_t off = 0; off < s.bytes; off += PeDma::kMaxBurstBytes) {
           Burst b;
           b.address = port;
-          b.length = std::min(kIpcMaxBurstBytes, s.bytes - off);
+          b.length = std::min(PeDma::kMaxBurstBytes, s.bytes - off);
           b.width = kIpcPortWidth;
           b.buf = off;
           bursts_.push_back(b);

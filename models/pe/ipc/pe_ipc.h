@@ -77,7 +77,6 @@ constexpr uint64_t kIpcHeaderBytes = 16;
 constexpr uint64_t kIpcPortWidth = 16;                 // DATA's streaming width
 constexpr uint64_t kIpcDataOffset = 0x8000;            // DATA(0) in the window
 constexpr uint32_t kMaxIpcSources = 0x8000 / 16;       // 2048
-constexpr uint64_t kIpcMaxBurstBytes = 64 * 1024;      // PE_DMA's kMaxBurstBytes
 
 // What a blocked PE waits for in IPC (the deadlock report, models/top/deadlock.h):
 // a SEND held for a slot (PE_IPC), or a RECV held for its message (PE_SCHEDULER).
