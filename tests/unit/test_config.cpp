@@ -884,3 +884,22 @@ TEST(PeConfigTopology, BadValuesNameFileLineAndKey) {
 
 }  // namespace
 }  // namespace kb
+
+namespace kb {
+namespace {
+
+// The one rule across keys (issue 14): a mesh has at most kMaxMeshPes PEs
+// (PE_IPC's ports per window), whatever each key's own range allows.
+TEST(PeConfig, MeshOfMoreThanTheIpcPortsIsRefused) {
+  const std::vector<std::string> at_limit = {"topology.mesh.h=16", "topology.mesh.w=16", "topology.cube.pes=8"};
+  EXPECT_EQ(load_pe_config("", at_limit).topology.pes(), kMaxMeshPes);
+  try {
+    load_pe_config("", {"topology.mesh.h=16", "topology.mesh.w=16", "topology.cube.pes=9"});
+    FAIL() << "2304 PEs accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_THAT(std::string(e.what()), HasSubstr("16 x 16 x 9 = 2304 PEs; expected at most 2048"));
+  }
+}
+
+}  // namespace
+}  // namespace kb
