@@ -16,15 +16,19 @@ namespace {
 // scratch, the per-head prologue/epilogue and the per-tile dispatch figures.
 class GqaDecode {
  public:
-  GqaDecode(Tl& tl, const GqaShape& s, const GqaTensors& in)
-      : tl_(tl), s_(s), g_(s.q_heads / s.kv_heads), q_(in.q), k_(in.k), v_(in.v), out_(in.out) {
+  // kept == nullptr: each head's state is finalised (O / l stored) after
+  // its tiles; else it stays in *kept (gqa_partial_opt2).
+  GqaDecode(Tl& tl, const GqaShape& s, const GqaTensors& in, const GqaStateBuffers* kept = nullptr)
+      : tl_(tl), s_(s), g_(s.q_heads / s.kv_heads), q_(in.q), k_(in.k), v_(in.v), out_(in.out), kept_(kept) {
     const int64_t d = s.head_dim, T = s.kv_tile;
     q_g_ = tl.tcm("q_g", g_, d, s.dtype);
     scores_ = tl.tcm("S", g_, T, Dtype::kFp32);
-    m_[0] = tl.tcm("m0", g_, 1, Dtype::kFp32);
-    m_[1] = tl.tcm("m1", g_, 1, Dtype::kFp32);
-    l_ = tl.tcm("l", g_, 1, Dtype::kFp32);
-    o_ = tl.tcm("O", g_, d, Dtype::kFp32);
+    if (!kept_) {
+      m_[0] = tl.tcm("m0", g_, 1, Dtype::kFp32);
+      m_[1] = tl.tcm("m1", g_, 1, Dtype::kFp32);
+      l_ = tl.tcm("l", g_, 1, Dtype::kFp32);
+      o_ = tl.tcm("O", g_, d, Dtype::kFp32);
+    }
     scratch_ = {tl.tcm("m_tile", g_, 1, Dtype::kFp32), tl.tcm("corr", g_, 1, Dtype::kFp32),
                 tl.tcm("P", g_, T, Dtype::kFp32), tl.tcm("row_sum", g_, 1, Dtype::kFp32)};
   }
@@ -48,6 +52,12 @@ class GqaDecode {
     DispatchTotals in_tiles;
     int64_t tiles = 0;
     for (int64_t h = 0; h < s_.kv_heads; ++h) {
+      if (kept_) {  // this head's rows of the kept state
+        m_[0] = tl_.rows(kept_->m[0], h * g_, g_);
+        m_[1] = tl_.rows(kept_->m[1], h * g_, g_);
+        l_ = tl_.rows(kept_->l, h * g_, g_);
+        o_ = tl_.rows(kept_->o, h * g_, g_);
+      }
       tl_.load(q_g_, tl_.rows(q_, h * g_, g_));
       tl_.fill(m_[0], -std::numeric_limits<double>::infinity());
       tl_.fill(l_, 0.0);
@@ -75,6 +85,7 @@ class GqaDecode {
       in_tiles.cycles_charged += after.cycles_charged - before.cycles_charged;
       in_tiles.dispatch_ps += after.dispatch_ps - before.dispatch_ps;
       tiles += t;
+      if (kept_) continue;
       // O / l, then write the group's rows out. m ended in m_[t % 2].
       tl_.div_bcast(o_, o_, l_);
       tl_.store(tl_.rows(out_, h * g_, g_), o_);
@@ -95,6 +106,7 @@ class GqaDecode {
   GqaShape s_;
   int64_t g_;
   Tensor q_, k_, v_, out_;
+  const GqaStateBuffers* kept_;
   Tensor q_g_, scores_, m_[2], l_, o_;
   SoftmaxMergeScratch scratch_;
 };
@@ -147,8 +159,10 @@ void gqa_decode_opt3(Tl& tl, const GqaShape& shape, const GqaTensors& in) {
   });
 }
 
-void gqa_decode_opt2(Tl& tl, const GqaShape& shape, const GqaTensors& in) {
-  GqaDecode d(tl, shape, in);
+namespace {
+
+// opt2's tile body: #1 S = (Q K^T) * scale, #2 the online-softmax update.
+void opt2_tiles(Tl& tl, GqaDecode& d) {
   d.run([&](const GqaDecode::Tile& t) {
     // #1: S = (Q K^T) * scale; the scheduler streams K from HBM.
     tl.composite("qk",
@@ -158,6 +172,32 @@ void gqa_decode_opt2(Tl& tl, const GqaShape& shape, const GqaTensors& in) {
     // #2: the online-softmax update with V streamed inside its GEMM tile loop.
     softmax_merge(tl, t.s, t.v, t.state, t.scratch);
   });
+}
+
+}  // namespace
+
+void gqa_decode_opt2(Tl& tl, const GqaShape& shape, const GqaTensors& in) {
+  GqaDecode d(tl, shape, in);
+  opt2_tiles(tl, d);
+}
+
+GqaStateBuffers gqa_state_buffers(Tl& tl, const GqaShape& s, const std::string& prefix) {
+  GqaStateBuffers b;
+  b.m[0] = tl.tcm(prefix + "m0", s.q_heads, 1, Dtype::kFp32);
+  b.m[1] = tl.tcm(prefix + "m1", s.q_heads, 1, Dtype::kFp32);
+  b.l = tl.tcm(prefix + "l", s.q_heads, 1, Dtype::kFp32);
+  b.o = tl.tcm(prefix + "O", s.q_heads, s.head_dim, Dtype::kFp32);
+  return b;
+}
+
+int gqa_final_max_index(const GqaShape& s) {
+  const int64_t tiles = (s.context + s.kv_tile - 1) / s.kv_tile;
+  return int(tiles % 2);
+}
+
+void gqa_partial_opt2(Tl& tl, const GqaShape& shape, const GqaTensors& in, const GqaStateBuffers& state) {
+  GqaDecode d(tl, shape, in, &state);
+  opt2_tiles(tl, d);
 }
 
 }  // namespace kb

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "models/pe/tl.h"
 
@@ -45,5 +46,18 @@ void gqa_decode_opt2(Tl& tl, const GqaShape& s, const GqaTensors& t);
 // On fresh gqa_inputs().
 void gqa_decode_opt3(Tl& tl, const GqaShape& s);
 void gqa_decode_opt2(Tl& tl, const GqaShape& s);
+
+// opt2 without its epilogue (the long-context cases, issue 15): every
+// head's partial online-softmax state is kept instead of finalised, in
+// stacked TCM tensors, head h in rows [h g, (h + 1) g): the running max in
+// m[0] / m[1] (it ping-pongs tile by tile; it ends in
+// m[gqa_final_max_index(s)]), l [q_heads, 1] and O [q_heads, d], fp32.
+// t.out is not written.
+struct GqaStateBuffers {
+  Tensor m[2], l, o;
+};
+GqaStateBuffers gqa_state_buffers(Tl& tl, const GqaShape& s, const std::string& prefix);
+int gqa_final_max_index(const GqaShape& s);
+void gqa_partial_opt2(Tl& tl, const GqaShape& s, const GqaTensors& t, const GqaStateBuffers& state);
 
 }  // namespace kb

@@ -1,14 +1,17 @@
 #include "kernels/recipes/softmax_merge.h"
 
+#include "kernels/recipes/state_merge.h"
+
 namespace kb {
 
 std::array<MergeStep, kMergeSteps> softmax_merge_steps(const Tensor& s, const SoftmaxMergeState& st,
                                                        const SoftmaxMergeScratch& x) {
+  // The tile's state at the joint max m' (P = exp(S - m'), so its own
+  // correction is 1): the state merge (state_merge.h) after its first steps.
+  const std::array<MergeStep, 3> head = joint_max_steps(st.m_in, x.m_tile, st.m_out, x.corr);
   return {{
       {MathOp::kRowMax, x.m_tile, s, {}, false},
-      {MathOp::kMax, st.m_out, st.m_in, x.m_tile, true},  // m'
-      {MathOp::kSub, x.corr, st.m_in, st.m_out, true},
-      {MathOp::kExp, x.corr, x.corr, {}, false},          // corr
+      head[0], head[1], head[2],                          // m', corr
       {MathOp::kSubBcast, x.p, s, st.m_out, true},
       {MathOp::kExp, x.p, x.p, {}, false},                // P
       {MathOp::kRowSum, x.row_sum, x.p, {}, false},
