@@ -1,57 +1,19 @@
 // The alpha-beta model of kernels/ccl's all-reduces (README "All-reduce:
 // the alpha-beta model"). Every term is a formula of the model's own
-// timing (PE_IPC, the cube interconnect, UCIe links, HBM, PE_MATH), so the
-// model follows any configuration; nothing is fitted to a simulation.
+// timing (PE_IPC, the cube interconnect, UCIe links, HBM, PE_MATH: the
+// terms of tb/ipc_cost_model.h), so the model follows any configuration;
+// nothing is fitted to a simulation.
 #include "tb/allreduce_model.h"
 
 #include <algorithm>
-#include <cmath>
-#include <cstdlib>
 #include <vector>
 
-#include "models/pe/engines/pe_dma.h"
-#include "models/pe/engines/pe_math.h"
+#include "tb/ipc_cost_model.h"
 
 namespace kb {
 
-namespace {
-
-struct Costs {
-  const PeConfig& cfg;
-  double r;       // bytes per cycle of an IPC receive port and of a recv's copy into TCM
-  double link;    // bytes per cycle of a UCIe link
-  double l_ic;    // cube interconnect latency
-  double burst;   // IPC burst bytes
-
-  // A message of b bytes over `hops` links: the path latency to the
-  // receiving port (both cube interconnects when it leaves the cube, each
-  // link's latency and, store-and-forward, one burst's transfer per hop).
-  double path(double b, int hops, bool same_pe_cube) const {
-    if (hops == 0) return same_pe_cube ? l_ic : 0;
-    return 2 * l_ic + hops * (double(cfg.topology.link.latency_cycles) + std::ceil(std::min(b, burst) / link));
-  }
-  // SEND from TCM: setup, the HEADER there and answered, the DATA bursts
-  // serialised on the receiver's port (alpha: everything but b / r).
-  double send(double b, int hops) const {
-    const double header_path = hops == 0 ? l_ic : 2 * l_ic + hops * (double(cfg.topology.link.latency_cycles) + 1);
-    return double(cfg.dma.setup_cycles) + header_path + std::ceil(16 / r) + path(b, hops, true) + std::ceil(b / r);
-  }
-  // SEND from HBM: the read first.
-  double send_hbm(double b, int hops) const { return double(hbm_access_cycles(cfg, uint64_t(b))) + send(b, hops); }
-  double recv_tcm(double b) const { return std::ceil(b / r) + double(cfg.tcm.latency_cycles); }
-  double recv_hbm(double b) const { return double(hbm_access_cycles(cfg, uint64_t(b))); }
-  double add(double b) const { return double(math_cycles(cfg, MathOp::kAdd, uint64_t(b / 4), 0)); }
-};
-
-int hops_between(uint32_t a, uint32_t b, uint32_t w) {
-  return std::abs(int(a % w) - int(b % w)) + std::abs(int(a / w) - int(b / w));
-}
-
-}  // namespace
-
 double all_reduce_model_ps(AllReduceAlgo algo, const PeConfig& cfg, uint64_t bytes, const AllReduceOptions& opt) {
-  const Costs k{cfg, cfg.tcm.bytes_per_cycle, cfg.link_bytes_per_cycle(),
-                double(cfg.topology.cube.interconnect_latency_cycles), double(PeDma::kMaxBurstBytes)};
+  const IpcCosts k(cfg);
   const uint32_t h = uint32_t(cfg.topology.mesh.h), w = uint32_t(cfg.topology.mesh.w);
   const uint32_t p = uint32_t(cfg.topology.cube.pes), c = h * w, n = p * c;
   const double period_ps = 1000.0 / cfg.clock_freq_ghz;
