@@ -62,6 +62,9 @@ struct Bench {
   // Flattened figure keys shown by `kernbench sweep` on the terminal
   // (every key goes to --csv). Empty: every key.
   std::vector<std::string> sweep_columns;
+  // `NAME=VALUE` overrides of the defaults for the golden run (tb/goldens.h):
+  // a bench whose defaults run for minutes keeps a small golden.
+  std::vector<std::string> golden_params;
   // A system bench (issue 14) runs meshes of cubes (tb/mesh_run.h), each
   // mesh run in a forked child, instead of launches on one PE: system()
   // returns its figures (and throws BenchError when a run fails) and
@@ -119,5 +122,6 @@ struct BenchRegistration {
 // built-in benches (they live in a static library).
 void register_builtin_benches();
 void link_allreduce_bench();  // tb/allreduce_bench.cpp
+void link_long_ctx_bench();   // tb/long_ctx_bench.cpp
 
 }  // namespace kb

@@ -19,7 +19,10 @@
 
 namespace kb {
 
-void register_builtin_benches() { link_allreduce_bench(); }
+void register_builtin_benches() {
+  link_allreduce_bench();
+  link_long_ctx_bench();
+}
 
 namespace {
 

@@ -10,7 +10,7 @@ std::string golden_path(const std::string& dir, const std::string& bench) {
 
 RunSpec golden_spec(const Bench& b) {
   RunSpec spec;
-  spec.launches = b.launches(BenchRegistry::instance().params(b, {}), spec.config);
+  spec.launches = b.launches(BenchRegistry::instance().params(b, b.golden_params), spec.config);
   return spec;
 }
 
@@ -19,7 +19,7 @@ nlohmann::json golden_figures(const Bench& b, const RunResult& r) {
   const PeConfig cfg;
   nlohmann::json j;
   j["bench"] = b.name;
-  j["figures"] = bench_figures(b, BenchRegistry::instance().params(b, {}), cfg, r);
+  j["figures"] = bench_figures(b, BenchRegistry::instance().params(b, b.golden_params), cfg, r);
   return j;
 }
 
@@ -27,7 +27,7 @@ nlohmann::json golden_run(const Bench& b) {
   if (!b.is_system()) return golden_figures(b, run_isolated(golden_spec(b)));
   nlohmann::json j;
   j["bench"] = b.name;
-  j["figures"] = b.system(BenchRegistry::instance().params(b, {}), PeConfig{}, SystemOutputs{});
+  j["figures"] = b.system(BenchRegistry::instance().params(b, b.golden_params), PeConfig{}, SystemOutputs{});
   return j;
 }
 
