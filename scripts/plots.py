@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Plots of kernbench results (PNG, matplotlib, headless).
 
-Runs build/kernbench and writes four figures to docs/plots/ (or --out):
+Runs build/kernbench and writes five figures to docs/plots/ (or --out):
 
   gqa_timeline.png      the first KV tiles of gqa-decode, opt2 above opt3: one
                         row per component (pe_cpu dispatch and stalls, the
@@ -16,8 +16,11 @@ Runs build/kernbench and writes four figures to docs/plots/ (or --out):
   allreduce.png         all-reduce time (simulated and the alpha-beta model) and
                         bus bandwidth against size, LRAB vs ring
                         (`kernbench run allreduce`)
+  gqa-long-ctx.png      long-context GQA decode latency against context for the
+                        four partitioning cases, with each case's roofline
+                        (`kernbench run gqa-long-ctx`, the default contexts)
 
-Usage: scripts/setup.sh && scripts/plots.py [--out DIR] [--tiles N]
+Usage: scripts/setup.sh && scripts/plots.py [--out DIR] [--tiles N] [--only NAME ...]
 Needs python3-matplotlib (Debian; scripts/setup.sh installs it).
 """
 
@@ -303,6 +306,50 @@ def plot_allreduce(binary, tmp, out):
     return path
 
 
+# ---- long-context GQA decode: the four partitioning cases ----------------------------
+
+LONG_CTX_CASES = {"cube_sp_pe_tp": "tab:red", "cube_tp_pe_sp": "tab:blue",
+                  "cube_repl_pe_sp": "tab:green", "cube_sp_pe_sp": "tab:purple"}
+
+
+def plot_long_ctx(binary, tmp, out):
+    fig_path = os.path.join(tmp, "long_ctx.json")
+    kernbench(binary, "run", "gqa-long-ctx", "--json", fig_path)
+    with open(fig_path) as f:
+        figures = json.load(f)["figures"]
+    mesh = figures["mesh"]
+    fig, (ax_l, ax_t) = plt.subplots(1, 2, figsize=(12, 4.6))
+    for case, colour in LONG_CTX_CASES.items():
+        if case not in figures:
+            continue
+        rows = sorted(figures[case].values(), key=lambda r: r["context"])
+        xs = [r["context"] for r in rows]
+        ax_l.plot(xs, [r["latency_us"] for r in rows], marker="o", color=colour, label=f"{case} (simulated)")
+        ax_l.plot(xs, [r["bound_us"] for r in rows], linestyle="--", color=colour, linewidth=1,
+                  label=f"{case} (roofline)")
+        ax_t.plot(xs, [r["tokens_per_s"] for r in rows], marker="o", color=colour, label=case)
+    for ax in (ax_l, ax_t):
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("context (tokens)")
+        ax.grid(color="#e0e0e0", linewidth=0.5, which="both")
+    ax_l.set_ylabel("latency of one decode step (us)")
+    ax_l.legend(fontsize=7, ncol=2)
+    ax_t.set_ylabel("tokens/s (requests / latency)")
+    ax_t.legend(fontsize=8)
+    fig.suptitle(f"gqa-long-ctx (32 query heads, 8 KV heads, d = 128, bf16) on a {mesh['h']} x {mesh['w']} mesh of "
+                 f"{mesh['pes_per_cube']}-PE cubes ({mesh['pes']} PEs), LRAB root cube {mesh['root_cube']}",
+                 fontsize=10)
+    fig.tight_layout()
+    path = os.path.join(out, "gqa-long-ctx.png")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+PLOTS = ["gqa_timeline", "gemm_tflops_vs_k", "dispatch_ratio_vs_r", "allreduce", "gqa-long-ctx"]
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--kernbench", default=os.path.join(TOP, "build", "kernbench"),
@@ -311,6 +358,7 @@ def main():
                    help="output folder (default: docs/plots)")
     p.add_argument("--tiles", type=int, default=3, help="KV tiles in the timeline (default 3)")
     p.add_argument("-j", "--jobs", type=int, default=0, help="parallel runs of the sweep (default: cores)")
+    p.add_argument("--only", nargs="+", choices=PLOTS, help="write only these figures (default: all)")
     args = p.parse_args()
     if not os.access(args.kernbench, os.X_OK):
         sys.exit(f"plots: {args.kernbench} not found; build it first (scripts/setup.sh)")
@@ -318,11 +366,15 @@ def main():
         sys.exit("plots: --tiles must be at least 1")
     os.makedirs(args.out, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="kernbench_plots_") as tmp:
-        for path in (plot_timeline(args.kernbench, tmp, args.out, args.tiles),
-                     plot_gemm(args.kernbench, tmp, args.out),
-                     plot_dispatch_ratio(args.kernbench, tmp, args.out, args.jobs),
-                     plot_allreduce(args.kernbench, tmp, args.out)):
-            print(f"wrote {os.path.relpath(path)}")
+        makers = {
+            "gqa_timeline": lambda: plot_timeline(args.kernbench, tmp, args.out, args.tiles),
+            "gemm_tflops_vs_k": lambda: plot_gemm(args.kernbench, tmp, args.out),
+            "dispatch_ratio_vs_r": lambda: plot_dispatch_ratio(args.kernbench, tmp, args.out, args.jobs),
+            "allreduce": lambda: plot_allreduce(args.kernbench, tmp, args.out),
+            "gqa-long-ctx": lambda: plot_long_ctx(args.kernbench, tmp, args.out),
+        }
+        for name in args.only or PLOTS:
+            print(f"wrote {os.path.relpath(makers[name]())}")
 
 
 if __name__ == "__main__":
