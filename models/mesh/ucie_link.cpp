@@ -48,25 +48,44 @@ UcieLink::UcieLink(sc_core::sc_module_name name, const LinkTiming& timing)
 }
 
 uint64_t UcieLink::carry(uint64_t arrival_ps, uint64_t bytes) {
-  const bool idle = arrival_ps >= train_end_ps_;  // a new train
-  const uint64_t start = idle ? arrival_ps : train_start_ps_;
-  const std::optional<uint64_t> total = checked_add(idle ? 0 : train_bytes_, bytes);
-  if (!total) throw std::overflow_error("UCIe link: a train of more than 2^64 bytes");
-  const uint64_t transfer = transfer_cycles(timing_, *total);
+  // Bursts reach the link in call order, not in order of arrival time: a
+  // sender that runs ahead (annotated delays) books the pipe in the future
+  // before another books it earlier. Each burst takes the first idle gap
+  // at or after its arrival that holds it (issue 15: a train that only
+  // grew at its end queued an earlier burst behind a later one). Gaps that
+  // ended before now can take no burst: dropped.
+  const uint64_t now = now_ps();
+  while (!busy_.empty() && busy_.begin()->second <= now) busy_.erase(busy_.begin());
+  const uint64_t transfer = transfer_cycles(timing_, bytes);
   const std::optional<uint64_t> cycles = checked_add(transfer, timing_.latency_cycles);
   if (!cycles) throw std::overflow_error("UCIe link: the cycle count does not fit in 64 bits");
+  uint64_t start = arrival_ps;
+  auto next = busy_.upper_bound(start);
+  if (next != busy_.begin() && std::prev(next)->second > start) start = std::prev(next)->second;
+  uint64_t end = start + clock_.delay_ps(start, transfer);
+  while (next != busy_.end() && next->first < end) {  // does not fit before `next`
+    start = std::max(start, next->second);
+    end = start + clock_.delay_ps(start, transfer);
+    ++next;
+  }
   const uint64_t done = start + clock_.delay_ps(start, *cycles);
-  const uint64_t end = start + clock_.delay_ps(start, transfer);
-  // The burst occupies the pipe from where the train was to its new end;
-  // busy time counts that part once.
-  const uint64_t burst_start = idle ? start : train_end_ps_;
-  busy_ps_ += end - burst_start;
-  train_start_ps_ = start;
-  train_end_ps_ = end;
-  train_bytes_ = *total;
+  if (end > start) {  // book [start, end), joined to touching neighbours
+    uint64_t lo = start, hi = end;
+    if (next != busy_.end() && next->first == end) {
+      hi = next->second;
+      next = busy_.erase(next);
+    }
+    if (next != busy_.begin() && std::prev(next)->second == start) {
+      auto prev = std::prev(next);
+      lo = prev->first;
+      busy_.erase(prev);
+    }
+    busy_.emplace(lo, hi);
+  }
+  busy_ps_ += end - start;
   ++transactions_;
   bytes_ += bytes;
-  if (sink_) sink_(LinkRecord{burst_start, end, bytes});
+  if (sink_) sink_(LinkRecord{start, end, bytes});
   return done;
 }
 
