@@ -48,40 +48,15 @@ UcieLink::UcieLink(sc_core::sc_module_name name, const LinkTiming& timing)
 }
 
 uint64_t UcieLink::carry(uint64_t arrival_ps, uint64_t bytes) {
-  // Bursts reach the link in call order, not in order of arrival time: a
-  // sender that runs ahead (annotated delays) books the pipe in the future
-  // before another books it earlier. Each burst takes the first idle gap
-  // at or after its arrival that holds it (issue 15: a train that only
-  // grew at its end queued an earlier burst behind a later one). Gaps that
-  // ended before now can take no burst: dropped.
-  const uint64_t now = now_ps();
-  while (!busy_.empty() && busy_.begin()->second <= now) busy_.erase(busy_.begin());
+  // First fit (busy_calendar.h): a sender that runs ahead books the pipe
+  // in the future before another books it earlier (issue 15).
   const uint64_t transfer = transfer_cycles(timing_, bytes);
   const std::optional<uint64_t> cycles = checked_add(transfer, timing_.latency_cycles);
   if (!cycles) throw std::overflow_error("UCIe link: the cycle count does not fit in 64 bits");
-  uint64_t start = arrival_ps;
-  auto next = busy_.upper_bound(start);
-  if (next != busy_.begin() && std::prev(next)->second > start) start = std::prev(next)->second;
-  uint64_t end = start + clock_.delay_ps(start, transfer);
-  while (next != busy_.end() && next->first < end) {  // does not fit before `next`
-    start = std::max(start, next->second);
-    end = start + clock_.delay_ps(start, transfer);
-    ++next;
-  }
+  const uint64_t start =
+      busy_.book(arrival_ps, now_ps(), [&](uint64_t s) { return s + clock_.delay_ps(s, transfer); });
+  const uint64_t end = busy_.last_end();
   const uint64_t done = start + clock_.delay_ps(start, *cycles);
-  if (end > start) {  // book [start, end), joined to touching neighbours
-    uint64_t lo = start, hi = end;
-    if (next != busy_.end() && next->first == end) {
-      hi = next->second;
-      next = busy_.erase(next);
-    }
-    if (next != busy_.begin() && std::prev(next)->second == start) {
-      auto prev = std::prev(next);
-      lo = prev->first;
-      busy_.erase(prev);
-    }
-    busy_.emplace(lo, hi);
-  }
   busy_ps_ += end - start;
   ++transactions_;
   bytes_ += bytes;

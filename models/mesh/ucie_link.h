@@ -23,7 +23,6 @@
 
 #include <cstdint>
 #include <functional>
-#include <map>
 
 #include <systemc>
 #include <tlm>
@@ -31,6 +30,7 @@
 #include <tlm_utils/simple_target_socket.h>
 
 #include "models/config/pe_config.h"
+#include "models/util/busy_calendar.h"
 #include "models/util/clock.h"
 
 namespace kb {
@@ -92,7 +92,7 @@ class UcieLink : public sc_core::sc_module {
   Clock clock_;
   UcieLink* reverse_ = nullptr;
   std::function<void(const LinkRecord&)> sink_;
-  std::map<uint64_t, uint64_t> busy_;  // booked transfers, start -> end (ps), disjoint
+  BusyCalendar busy_;  // the transfers booked ahead
   uint64_t transactions_ = 0, bytes_ = 0, busy_ps_ = 0;
 };
 
