@@ -48,25 +48,19 @@ UcieLink::UcieLink(sc_core::sc_module_name name, const LinkTiming& timing)
 }
 
 uint64_t UcieLink::carry(uint64_t arrival_ps, uint64_t bytes) {
-  const bool idle = arrival_ps >= train_end_ps_;  // a new train
-  const uint64_t start = idle ? arrival_ps : train_start_ps_;
-  const std::optional<uint64_t> total = checked_add(idle ? 0 : train_bytes_, bytes);
-  if (!total) throw std::overflow_error("UCIe link: a train of more than 2^64 bytes");
-  const uint64_t transfer = transfer_cycles(timing_, *total);
+  // First fit (busy_calendar.h): a sender that runs ahead books the pipe
+  // in the future before another books it earlier (issue 15).
+  const uint64_t transfer = transfer_cycles(timing_, bytes);
   const std::optional<uint64_t> cycles = checked_add(transfer, timing_.latency_cycles);
   if (!cycles) throw std::overflow_error("UCIe link: the cycle count does not fit in 64 bits");
+  const uint64_t start =
+      busy_.book(arrival_ps, now_ps(), [&](uint64_t s) { return s + clock_.delay_ps(s, transfer); });
+  const uint64_t end = busy_.last_end();
   const uint64_t done = start + clock_.delay_ps(start, *cycles);
-  const uint64_t end = start + clock_.delay_ps(start, transfer);
-  // The burst occupies the pipe from where the train was to its new end;
-  // busy time counts that part once.
-  const uint64_t burst_start = idle ? start : train_end_ps_;
-  busy_ps_ += end - burst_start;
-  train_start_ps_ = start;
-  train_end_ps_ = end;
-  train_bytes_ = *total;
+  busy_ps_ += end - start;
   ++transactions_;
   bytes_ += bytes;
-  if (sink_) sink_(LinkRecord{burst_start, end, bytes});
+  if (sink_) sink_(LinkRecord{start, end, bytes});
   return done;
 }
 

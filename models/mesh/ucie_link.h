@@ -4,15 +4,16 @@
 // (b_transport, nb_transport both ways, transport_dbg); DMI is not offered
 // (a pointer would bypass the link's time).
 //
-// Timing (loosely timed, like models/mem/hbm.h): the link is one pipe of
-// bytes_per_cycle = topology.link.gbps / clock_freq_ghz. A burst of b bytes
-// (its enabled bytes) arriving at t while the pipe is busy joins its train;
-// a train that began at t0 and has carried B bytes (this burst included)
-// delivers the burst, store-and-forward, at
-//     t0 + ceil(B / bytes_per_cycle) + latency_cycles       (PE clock)
-// so one stream sees latency + ceil(b / bytes_per_cycle) per burst, bursts
-// pipeline over hops, and two streams sharing a link each take about twice
-// as long. The time is charged on the direction the data travels: a write's
+// Timing (loosely timed): the link is one pipe of bytes_per_cycle =
+// topology.link.gbps / clock_freq_ghz. A burst of b bytes (its enabled
+// bytes) arriving at t occupies the pipe for ceil(b / bytes_per_cycle)
+// cycles from the first time at or after t that the pipe is free that long
+// (bursts are booked in the order they are called, which with annotated
+// delays need not be the order of t: an earlier burst takes an earlier
+// gap), and is delivered, store-and-forward, latency_cycles after its last
+// byte (PE clock). So one stream sees latency + ceil(b / bytes_per_cycle)
+// per burst, bursts pipeline over hops, and two streams sharing a link
+// each take about twice as long. The time is charged on the direction the data travels: a write's
 // bytes cross this link on the way in (before the request is forwarded); a
 // read's bytes come back over the reverse direction (set_reverse), charged
 // when the read's response returns through this link. Latency is charged
@@ -29,6 +30,7 @@
 #include <tlm_utils/simple_target_socket.h>
 
 #include "models/config/pe_config.h"
+#include "models/util/busy_calendar.h"
 #include "models/util/clock.h"
 
 namespace kb {
@@ -65,14 +67,14 @@ class UcieLink : public sc_core::sc_module {
   void on_record(std::function<void(const LinkRecord&)> sink) { sink_ = std::move(sink); }
 
   // Bursts whose bytes crossed this direction, their bytes, and the time the
-  // pipe was transferring (the union of the trains, in ps).
+  // pipe was transferring (the sum of its bookings, in ps).
   uint64_t transactions() const { return transactions_; }
   uint64_t bytes() const { return bytes_; }
   uint64_t busy_ps() const { return busy_ps_; }
   const LinkTiming& timing() const { return timing_; }
 
   // Puts `bytes` on the pipe at `arrival_ps`; returns when they are
-  // delivered (ps). Updates the train and the counters.
+  // delivered (ps). Books the pipe and updates the counters.
   uint64_t carry(uint64_t arrival_ps, uint64_t bytes);
 
  private:
@@ -90,7 +92,7 @@ class UcieLink : public sc_core::sc_module {
   Clock clock_;
   UcieLink* reverse_ = nullptr;
   std::function<void(const LinkRecord&)> sink_;
-  uint64_t train_start_ps_ = 0, train_end_ps_ = 0, train_bytes_ = 0;
+  BusyCalendar busy_;  // the transfers booked ahead
   uint64_t transactions_ = 0, bytes_ = 0, busy_ps_ = 0;
 };
 

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <limits>
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,7 @@
 #include "tb/mesh_run.h"
 #include "tb/reference.h"
 #include "tb/runner.h"
+#include "tests/test_files.h"
 
 namespace kb {
 namespace {
@@ -295,10 +297,10 @@ TEST(StateMerge, IsAssociative) {
   ASSERT_TRUE(r.ok) << r.error;
 }
 
-// cube_sp_pe_sp reduces to the LRAB root, cube 6 of a 2 x 4 mesh: every
-// link carries exactly the partial states whose XY route to cube 6 crosses
-// it plus the broadcasts whose route from cube 6 crosses it, a fixed number
-// of bytes per state and per broadcast.
+// cube_sp_pe_sp reduces to the LRAB root, cube 6 of a 2 x 4 mesh, as the
+// op log's LINK rows show: every link carries exactly the partial states
+// whose XY route to cube 6 crosses it plus the broadcasts whose route from
+// cube 6 crosses it, a fixed number of bytes per state and per broadcast.
 TEST(LongCtxSpSp, ReducesToRootCubeSixOverTheLinks) {
   constexpr uint32_t h = 2, w = 4, root = 6;
   ASSERT_EQ(lrab_root(h, w), root);
@@ -307,12 +309,26 @@ TEST(LongCtxSpSp, ReducesToRootCubeSixOverTheLinks) {
   s.kv_heads = 2;
   s.head_dim = 32;
   s.context = 4096;
+  test::TempDir dir;
   MeshRunSpec spec;
   spec.config = mesh_config(h, w, 2, false);
   spec.kernel_name = "sp_sp";
   spec.kernel = [=](Tl& tl) { gqa_long_ctx(tl, LongCtxCase::kCubeSpPeSp, s); };
+  spec.oplog_path = dir.file("oplog.csv");
   const MeshRunResult r = run_mesh_isolated(spec);
   ASSERT_TRUE(r.ok) << r.error;
+  // Bytes per link from the op log: component,kind,...,bytes (9th column).
+  std::map<std::string, uint64_t> logged;
+  std::istringstream csv(test::read_file(spec.oplog_path));
+  for (std::string line; std::getline(csv, line);) {
+    if (line.find(",LINK,") == std::string::npos) continue;
+    std::vector<std::string> col;
+    std::istringstream fields(line);
+    for (std::string f; std::getline(fields, f, ',');) col.push_back(f);
+    ASSERT_GE(col.size(), 9u) << line;
+    logged[col[0]] += std::stoull(col[8]);
+  }
+  ASSERT_FALSE(logged.empty());
   std::map<std::pair<uint32_t, uint32_t>, std::pair<int, int>> uses;  // link -> (states, broadcasts)
   for (uint32_t c = 0; c < h * w; ++c) {
     if (c == root) continue;
@@ -326,9 +342,10 @@ TEST(LongCtxSpSp, ReducesToRootCubeSixOverTheLinks) {
   for (const MeshLinkResult& l : r.links) {
     uint32_t a = 0, b = 0;
     ASSERT_EQ(std::sscanf(l.name.c_str(), "link.c%u-c%u", &a, &b), 2) << l.name;
+    EXPECT_EQ(logged[l.name], l.bytes) << l.name;
     const auto [st, bc] = uses[{a, b}];
-    if (st > 0 && bc == 0 && per_state == 0) per_state = l.bytes / uint64_t(st);
-    if (bc > 0 && st == 0 && per_bcast == 0) per_bcast = l.bytes / uint64_t(bc);
+    if (st > 0 && bc == 0 && per_state == 0) per_state = logged[l.name] / uint64_t(st);
+    if (bc > 0 && st == 0 && per_bcast == 0) per_bcast = logged[l.name] / uint64_t(bc);
   }
   ASSERT_GE(per_state, state_payload);
   ASSERT_GE(per_bcast, o_payload);
@@ -339,8 +356,8 @@ TEST(LongCtxSpSp, ReducesToRootCubeSixOverTheLinks) {
     uint32_t a = 0, b = 0;
     std::sscanf(l.name.c_str(), "link.c%u-c%u", &a, &b);
     const auto [st, bc] = uses[{a, b}];
-    EXPECT_EQ(l.bytes, uint64_t(st) * per_state + uint64_t(bc) * per_bcast) << l.name;
-    if (b == root) into_root += l.bytes;
+    EXPECT_EQ(logged[l.name], uint64_t(st) * per_state + uint64_t(bc) * per_bcast) << l.name;
+    if (b == root) into_root += logged[l.name];
   }
   EXPECT_EQ(into_root, uint64_t(h * w - 1) * per_state);
 }

@@ -318,6 +318,62 @@ TEST(LinkContention, TwoTransfersSharingOneLinkEachTakeAboutTwiceAsLong) {
   EXPECT_GE(earlier, (2 * n - 1) * transfer);
 }
 
+// Bursts reach a link in call order, not arrival order (a sender running
+// ahead books the pipe in the future first): an earlier burst takes the
+// earlier idle gap instead of queueing behind the later one (issue 15).
+TEST(LinkTiming, AnEarlierBurstBookedLaterTakesTheEarlierGap) {
+  LinkTiming t;  // 1 GHz: 1000 ps a cycle
+  t.bytes_per_cycle = 16;
+  t.latency_cycles = 20;
+  UcieLink link("link", t);
+  const uint64_t c = 1000;
+  EXPECT_EQ(link.carry(100 * c, 64), 100 * c + (4 + 20) * c);  // books [100, 104)
+  EXPECT_EQ(link.carry(0, 16), 0 + (1 + 20) * c);              // the gap before it
+  EXPECT_EQ(link.carry(98 * c, 48), 104 * c + (3 + 20) * c);    // [98, 101) overlaps: after it
+  EXPECT_EQ(link.carry(95 * c, 32), 95 * c + (2 + 20) * c);     // [95, 97) fits before
+  EXPECT_EQ(link.carry(101 * c, 16), 107 * c + (1 + 20) * c);   // inside the booked run: at its end
+  EXPECT_EQ(link.busy_ps(), (4 + 1 + 3 + 2 + 1) * c);
+  EXPECT_EQ(link.bytes(), 64u + 16 + 48 + 32 + 16);
+}
+
+// Eight PEs of one cube each send one small message to their peer in the
+// next cube at the same time: they share the link by bandwidth, so all are
+// delivered within one message's time plus the link time of all eight (a
+// link that took them in turns would take eight message times).
+TEST(LinkContention, IndependentSmallMessagesShareALinkByBandwidth) {
+  const PeConfig cfg = mesh_config(1, 2, 8);
+  auto pairs = [&](uint32_t n) {
+    return run_function_isolated([&] {
+      MeshTop top(cfg);
+      for (uint32_t p = 0; p < n; ++p) {
+        top.pe(p).pe_cpu.launch("send", [p](Tl& tl) {
+          const Tensor t = tl.tcm("t", 1, 4, Dtype::kFp32);
+          tl.fill(t, 1.0);
+          tl.send(t, 8 + p);
+        });
+        top.pe(8 + p).pe_cpu.launch("recv", [p](Tl& tl) {
+          const Tensor t = tl.tcm("t", 1, 4, Dtype::kFp32);
+          tl.recv(t, p);
+        });
+      }
+      sc_core::sc_start();
+      uint64_t end = 0;
+      for (uint32_t p = 0; p < n; ++p) {
+        EXPECT_TRUE(top.pe(8 + p).pe_cpu.results().at(0).error.empty());
+        end = std::max(end, top.pe(8 + p).pe_cpu.results().at(0).end_ps);
+      }
+      nlohmann::json j;
+      j["end"] = end;
+      return j;
+    });
+  };
+  const double one = pairs(1)["end"], eight = pairs(8)["end"];
+  // Per message a HEADER and 16 bytes of DATA cross the link: 2 cycles each.
+  const double link_share = 8 * 2 * std::ceil(16 / cfg.link_bytes_per_cycle()) * double(period_ps(cfg));
+  EXPECT_GT(eight, one);
+  EXPECT_LE(eight, one + link_share);
+}
+
 // --- data mode
 
 // PE 0 (cube 0) stores known values into a tensor in cube 2's slice; PE 1

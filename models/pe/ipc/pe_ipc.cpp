@@ -143,17 +143,17 @@ int PeIpc::decode(tlm::tlm_generic_payload& p, uint32_t* src, uint64_t* bytes) {
 }
 
 uint64_t PeIpc::port_write(uint64_t arrive_ps, uint64_t n) {
-  const uint64_t start = std::max(arrive_ps, port_free_ps_);
-  port_free_ps_ = start + ps_of(clock_.cycles(ceil_div_real(n, cfg_.tcm.bytes_per_cycle)));
-  return port_free_ps_;
+  // First fit (busy_calendar.h): writes come in call order, not arrival order.
+  const uint64_t d = ps_of(clock_.cycles(ceil_div_real(n, cfg_.tcm.bytes_per_cycle)));
+  return receive_port_.book(arrive_ps, now_ps(), [d](uint64_t s) { return s + d; }) + d;
 }
 
-void PeIpc::take_slot(uint32_t src, uint64_t bytes) {
+void PeIpc::take_slot(uint32_t src, uint64_t bytes, uint64_t header_in_ps) {
   ++taken_[src];
   Message m;
   m.src = src;
   m.bytes = bytes;
-  m.done_ps = port_free_ps_;
+  m.done_ps = header_in_ps;
   by_src_[src].push_back(std::move(m));
 }
 
@@ -204,7 +204,7 @@ tlm::tlm_sync_enum PeIpc::nb_transport_fw(tlm::tlm_generic_payload& p, tlm::tlm_
   const uint64_t arrive = now + ps_of(delay);
   if (slot_free(src)) {
     const uint64_t end = port_write(arrive, kIpcHeaderBytes);
-    take_slot(src, bytes);
+    take_slot(src, bytes, end);
     delay = from_ps(end - now);
     p.set_response_status(tlm::TLM_OK_RESPONSE);
     return tlm::TLM_COMPLETED;
@@ -233,7 +233,7 @@ void PeIpc::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
     return;
   }
   const uint64_t end = port_write(arrive, kIpcHeaderBytes);
-  take_slot(src, bytes);
+  take_slot(src, bytes, end);
   delay = from_ps(end - now_ps());
   p.set_response_status(tlm::TLM_OK_RESPONSE);
 }
@@ -264,7 +264,7 @@ void PeIpc::free_slots() {
     const WaitingHeader w = *it;
     it = waiting_.erase(it);
     const uint64_t end = port_write(std::max(now, w.arrive_ps), kIpcHeaderBytes);
-    take_slot(w.src, w.bytes);
+    take_slot(w.src, w.bytes, end);
     if (w.granted) {
       *w.granted = true;
       slot_granted_.notify(from_ps(end - now));

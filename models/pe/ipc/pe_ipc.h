@@ -69,6 +69,7 @@
 
 #include "models/config/pe_config.h"
 #include "models/pe/engines/stage_engine.h"
+#include "models/util/busy_calendar.h"
 #include "models/util/module_payload.h"
 
 namespace kb {
@@ -147,7 +148,7 @@ class PeIpc : public StageEngine {
   // Decodes a write into the window: 0 refused (status set), 1 HEADER, 2 DATA.
   int decode(tlm::tlm_generic_payload& p, uint32_t* src, uint64_t* bytes);
   uint64_t port_write(uint64_t arrive_ps, uint64_t n);  // the port's end time
-  void take_slot(uint32_t src, uint64_t bytes);
+  void take_slot(uint32_t src, uint64_t bytes, uint64_t header_in_ps);
   void data_write(tlm::tlm_generic_payload& p, uint32_t src, sc_core::sc_time& delay);
   void free_slots();  // SC_METHOD on free_ev_: slots whose recv ended; waiting HEADERs
   void arrived();     // SC_METHOD on arrival_ev_
@@ -186,7 +187,7 @@ class PeIpc : public StageEngine {
   // the earliest of several pending).
   sc_core::sc_event_queue arrival_ev_;
   std::function<void()> on_arrival_;
-  uint64_t port_free_ps_ = 0;
+  BusyCalendar receive_port_;  // the receive port's writes booked ahead
   sc_core::sc_event free_ev_;
   sc_core::sc_event slot_granted_;  // b_transport HEADERs
 
