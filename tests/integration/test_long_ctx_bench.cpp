@@ -173,7 +173,10 @@ TEST(LongCtxBench, BadParametersAreBadInputNamingWhatIsWrong) {
   // cube_sp_pe_sp splits the context over all 4 PEs: 3 tokens leave one without.
   expect_bad_input(run({"contexts=3", "cases=cube_sp_pe_sp"}), {"context 3", "4 token parts", "cube_sp_pe_sp"});
   expect_bad_input(run({"contexts=1", "cases=cube_sp_pe_tp"}), {"context 1", "2 token parts"});
-  expect_bad_input(run({"contexts=4611686018427387904", "cases=cube_sp_pe_tp"}), {"2^63 - 1"});
+  expect_bad_input(run({"contexts=16777217", "cases=cube_sp_pe_tp"}), {"16777217 tokens", "at most 16777216"});
+  expect_bad_input(run({"contexts=16777216", "kv_heads=4611686018427387904", "q_heads=4611686018427387904"}),
+                   {"KV cache would exceed 2^63 - 1 bytes"});
+  expect_bad_input(run({"contexts=512", "kv_tile=9223372036854775800"}), {"context + kv_tile"});
   // Timing mode only.
   std::vector<std::string> data = {"run", "gqa-long-ctx", "--data", "--param", "contexts=512"};
   data.insert(data.end(), small.begin(), small.end());
