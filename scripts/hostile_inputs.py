@@ -822,6 +822,17 @@ def bench_cases():
         ("gemm-async-vs-composite", "ks=,"),
         ("gemm-async-vs-composite", "ks=1,-1"),
         ("gemm-async-vs-composite", "tile_k=0"),
+        ("gqa-long-ctx", "contexts=0"),
+        ("gqa-long-ctx", "contexts=1"),
+        ("gqa-long-ctx", "contexts=%d" % 2**64),
+        ("gqa-long-ctx", "contexts=%d" % (2**63 - 1)),
+        ("gqa-long-ctx", "contexts=8192,8192"),
+        ("gqa-long-ctx", "cases=ring"),
+        ("gqa-long-ctx", "cases="),
+        ("gqa-long-ctx", "q_heads=3"),
+        ("gqa-long-ctx", "kv_heads=0"),
+        ("gqa-long-ctx", "kv_tile=%d" % (2**63 - 1)),
+        ("gqa-long-ctx", "dtype=fp64"),
     ]
     # sizes the kernel itself refuses (TCM capacity) fail the run: 1 or 2
     kernel_level = {"head_dim=%d" % 2**40, "m=%d" % 2**40}

@@ -98,9 +98,9 @@ void check_case(LongCtxCase c, const GqaShape& s, const PeConfig& cfg) {
     if (plan.heads.begin == 0 && plan.request == 0) ++parts;  // one PE per token part of head 0
   }
   if (empty) {
-    throw BenchError("gqa-long-ctx: context " + std::to_string(s.context) + " is below the " + std::to_string(parts) +
-                     " token parts of " + long_ctx_case_name(c) + " on this mesh; expected a context of at least " +
-                     std::to_string(parts));
+    throw BenchError("gqa-long-ctx: contexts: context " + std::to_string(s.context) + " is below the " +
+                     std::to_string(parts) + " token parts of " + long_ctx_case_name(c) +
+                     " on this mesh; expected a context of at least " + std::to_string(parts));
   }
 }
 
@@ -133,13 +133,13 @@ void check_sizes(const GqaShape& s) {
   const std::optional<uint64_t> elems = rows ? checked_mul(*rows, uint64_t(s.head_dim)) : std::nullopt;
   const std::optional<uint64_t> bytes = elems ? checked_mul(*elems, 4) : std::nullopt;
   if (!bytes || *bytes > uint64_t(std::numeric_limits<int64_t>::max())) {
-    throw BenchError("gqa-long-ctx: kv_heads=" + std::to_string(s.kv_heads) + ", context=" +
+    throw BenchError("gqa-long-ctx: kv_heads=" + std::to_string(s.kv_heads) + ", contexts: " +
                      std::to_string(s.context) + ", head_dim=" + std::to_string(s.head_dim) +
                      ": the KV cache would exceed 2^63 - 1 bytes");
   }
   if (s.context > std::numeric_limits<int64_t>::max() - s.kv_tile) {
-    throw BenchError("gqa-long-ctx: context=" + std::to_string(s.context) + ", kv_tile=" + std::to_string(s.kv_tile) +
-                     ": expected context + kv_tile at most 2^63 - 1");
+    throw BenchError("gqa-long-ctx: contexts: " + std::to_string(s.context) + ", kv_tile=" +
+                     std::to_string(s.kv_tile) + ": expected context + kv_tile at most 2^63 - 1");
   }
 }
 
