@@ -117,7 +117,7 @@ TEST_P(LongCtxData, MatchesTheReferenceAttention) {
 INSTANTIATE_TEST_SUITE_P(
     Cases, LongCtxData,
     testing::Combine(testing::ValuesIn(kLongCtxCases), testing::Values(Dtype::kFp32, Dtype::kBf16),
-                     testing::Values(MeshShape{2, 2, 2}, MeshShape{2, 4, 2}, MeshShape{1, 3, 3})),
+                     testing::Values(MeshShape{2, 2, 2}, MeshShape{2, 4, 2}, MeshShape{1, 3, 3}, MeshShape{1, 4, 1})),
     [](const auto& param_info) {
       const MeshShape m = std::get<2>(param_info.param);
       return std::string(long_ctx_case_name(std::get<0>(param_info.param))) + "_" +
