@@ -2,8 +2,9 @@
 // A lower bound, not a prediction: every term is time the critical chain
 // cannot avoid, with every uncertain or overlappable part left out (the
 // attention's compute and dispatch, the merges' math, responses' way back,
-// contention but on the links into a merge root). Each chain below is a
-// lower bound on the run's end; the bound is their maximum.
+// the output's store, contention other than on the links and at a merge
+// root's PE_IPC and port). Each chain below is a lower bound on the run's
+// end; the bound is their maximum (README "The roofline", issue 15 item 4).
 #include "tb/long_ctx_model.h"
 
 #include <algorithm>
