@@ -560,6 +560,13 @@ int emit_jobs(const SweepRequest& rq, const kb::Bench& bench, const Grid& grid) 
     for (const std::string& v : a.values) require_utf8(v, "--param " + shown(a.key) + " value");
   }
   std::error_code ec;
+  // Read back by line (parallel, sed in the Slurm script) and written beside
+  // (FILE.sbatch): a file, not a device or a pipe.
+  const fs::file_status st = fs::status(rq.emit_jobs, ec);
+  if (fs::exists(st) && !fs::is_regular_file(st)) {
+    throw kb::BenchError("--emit-jobs '" + shown(rq.emit_jobs) +
+                         "': expected a file (its lines are read back, FILE.sbatch is written beside it)");
+  }
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (ec) throw kb::OutputError("--emit-jobs: cannot find this kernbench's path: " + ec.message());
   const std::string config = rq.config.empty() ? "" : fs::absolute(rq.config).lexically_normal().string();

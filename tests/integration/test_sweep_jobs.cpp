@@ -308,6 +308,14 @@ TEST(SweepJobs, OptionsThatDoNotGoTogether) {
     EXPECT_EQ(r.exit_code, kExitBadInput) << extra[0];
     EXPECT_THAT(r.err, HasSubstr("sweep --collect takes only --csv"));
   }
+  for (const std::string& device : {std::string("/dev/null"), dir.file("")}) {
+    std::vector<std::string> a = sweep;
+    a.insert(a.end(), {"--emit-jobs", device});
+    const CliResult r = run_cli(a);
+    EXPECT_EQ(r.exit_code, kExitBadInput);
+    EXPECT_THAT(r.err, HasSubstr("': expected a file (its lines are read back"));
+  }
+  EXPECT_FALSE(fs::exists("/dev/null.sbatch"));
   const CliResult no_name = run_cli({"sweep", "--param", "tiles=1"});
   EXPECT_EQ(no_name.exit_code, kExitBadInput);
   EXPECT_THAT(no_name.err, HasSubstr("sweep needs a bench name"));
