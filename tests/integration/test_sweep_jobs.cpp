@@ -115,6 +115,13 @@ TEST(SweepJobs, ParallelRunCollectsTheLocalSweepByteForByte) {
   const std::string sbatch = jobs + ".sbatch";
   const std::string script = read_file(sbatch);
   EXPECT_THAT(script, HasSubstr("\n#SBATCH --array=0-5\n"));
+  bool commands = false;  // sbatch reads #SBATCH lines only before the first command
+  for (const std::string& l : lines(script)) {
+    if (l.rfind("#SBATCH", 0) == 0) {
+      EXPECT_FALSE(commands) << l;
+    }
+    commands = commands || (!l.empty() && l[0] != '#');
+  }
   const std::string point4 = points + "/point-4.json", saved = read_file(point4);
   fs::remove(point4);
   const CliResult task = sh("cd / && SLURM_ARRAY_TASK_ID=4 sh " + q(sbatch));
@@ -165,6 +172,31 @@ TEST(SweepJobs, AFailedPointCollectsAsTheLocalSweepReportsIt) {
   EXPECT_EQ(collect.err, local.err);
   EXPECT_EQ(table_of(collect.out), table_of(local.out));
   EXPECT_TRUE(read_file(collected_csv) == read_file(local_csv));
+}
+
+// A mesh bench (figures keyed by the swept size, so the points' columns
+// differ) collects as the local sweep too.
+TEST(SweepJobs, AMeshBenchCollectsAsTheLocalSweep) {
+  TempDir dir;
+  const std::vector<std::string> args = {"sweep", "allreduce", "--param", "sizes=4096,8192", "--param", "algos=ring,lrab",
+                                         "--set", "topology.mesh.h=1", "--set", "topology.mesh.w=2", "--set",
+                                         "topology.cube.pes=2"};
+  const std::string local_csv = dir.file("local.csv"), collected_csv = dir.file("collected.csv");
+  const std::string jobs = dir.file("jobs.txt");
+  std::vector<std::string> a = args;
+  a.insert(a.end(), {"-j", "2", "--csv", local_csv});
+  const CliResult local = run_cli(a);
+  ASSERT_EQ(local.exit_code, 0) << local.err;
+  a = args;
+  a.insert(a.end(), {"--emit-jobs", jobs});
+  ASSERT_EQ(run_cli(a).exit_code, 0);
+  // Last line first: the order the points run in does not matter.
+  ASSERT_EQ(sh("tac " + q(jobs) + " | while IFS= read -r line; do sh -c \"$line\" || exit 1; done").exit_code, 0);
+  const CliResult collect = run_cli({"sweep", "--collect", jobs + ".points", "--csv", collected_csv});
+  ASSERT_EQ(collect.exit_code, 0) << collect.err;
+  EXPECT_EQ(table_of(collect.out), table_of(local.out));
+  EXPECT_TRUE(read_file(collected_csv) == read_file(local_csv));
+  EXPECT_THAT(read_file(local_csv), HasSubstr("ring.8192.time_us"));
 }
 
 // Bad point folders: exit 2, the file named, nothing on stdout, no CSV.
