@@ -297,7 +297,7 @@ std::string cell(const nlohmann::json& v) {
 // Progress on a terminal only, so output piped to a file stays clean.
 class Progress {
  public:
-  explicit Progress(size_t total) : total_(total), tty_(isatty(STDERR_FILENO)) {}
+  explicit Progress(size_t total, bool show = true) : total_(total), tty_(show && isatty(STDERR_FILENO)) {}
   void update(size_t done) {
     if (!tty_) return;
     const double elapsed = seconds();
@@ -661,7 +661,7 @@ int sweep_point(const SweepRequest& rq, const kb::Bench& bench, const Grid& grid
   }
   const PreparedPoints pp = prepare_points(bench, rq.config, rq.sets, grid, rq.timeout, true);
   const auto out = open_output(rq.point_json, "sweep point");
-  Progress progress(1);
+  Progress progress(1, false);  // one of many jobs: its runner shows progress
   std::vector<nlohmann::json> figures;
   std::vector<std::string> errors;
   run_points(bench, pp, 1, rq.timeout, progress, figures, errors);
@@ -728,8 +728,15 @@ int cmd_sweep(const SweepRequest& rq) {
 // Which sweep options go together (issue 16 item 4): --collect takes only
 // --csv; --emit-jobs runs nothing, so no -j and no --csv; the point options
 // come as the four --emit-jobs writes.
-void check_sweep_options(const CLI::App& sweep, const CLI::Option* name, const CLI::Option* jobs, bool data) {
+void check_sweep_options(const CLI::App& sweep, const CLI::Option* name, const CLI::Option* jobs, bool data,
+                         const SweepRequest& rq) {
   auto given = [&](const char* opt) { return sweep.count(opt) > 0; };
+  for (const auto& [opt, path] : {std::pair<const char*, const std::string&>{"--emit-jobs", rq.emit_jobs},
+                                  {"--jobs-dir", rq.jobs_dir},
+                                  {"--collect", rq.collect},
+                                  {"--point-json", rq.point_json}}) {
+    if (given(opt) && path.empty()) throw kb::BenchError(std::string(opt) + ": expected a path, got ''");
+  }
   const bool point = given("--point-json") || given("--point-index") || given("--point-count") || given("--sweep-id");
   if (given("--collect")) {
     std::string extra;
@@ -1030,7 +1037,7 @@ int main(int argc, char** argv) {
     if (*conf) return cmd_config(config, sets);
     if (*run) return cmd_run(bench, config, sets, params, oplog, json, record, outputs, timeout);
     if (*sweep) {
-      check_sweep_options(*sweep, sweep_name, sweep_jobs, data);
+      check_sweep_options(*sweep, sweep_name, sweep_jobs, data, sweep_rq);
       sweep_rq.name = bench;
       sweep_rq.config = config;
       sweep_rq.sets = sets;

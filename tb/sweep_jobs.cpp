@@ -255,7 +255,7 @@ std::vector<SweepPoint> collect_sweep_points(const std::string& dir, uint64_t ma
       bool overflow = false;
       const auto index = point_file_index(name, overflow);
       if (!index) continue;
-      const std::string path = dir + "/" + name;
+      const std::string path = dir + (dir.back() == '/' ? "" : "/") + name;
       if (overflow || *index >= max_points) {
         bad(path, "index beyond the largest sweep (" + std::to_string(max_points) + " points)");
       }

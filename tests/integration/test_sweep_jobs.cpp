@@ -321,6 +321,8 @@ TEST(SweepJobs, OptionsThatDoNotGoTogether) {
              "0123456789abcdef"},
             "--point-json: expected each --param with the point's one value; got 2 points"},
            {{"--emit-jobs", jobs, "--config", newline_config}, "--config holds a line break"},
+           {{"--emit-jobs", ""}, "--emit-jobs: expected a path, got ''"},
+           {{"--emit-jobs", jobs, "--jobs-dir", ""}, "--jobs-dir: expected a path, got ''"},
        }) {
     std::vector<std::string> a = sweep;
     a.insert(a.end(), extra.begin(), extra.end());
@@ -348,6 +350,9 @@ TEST(SweepJobs, OptionsThatDoNotGoTogether) {
     EXPECT_THAT(r.err, HasSubstr("': expected a file (its lines are read back"));
   }
   EXPECT_FALSE(fs::exists("/dev/null.sbatch"));
+  const CliResult empty = run_cli({"sweep", "--collect", ""});
+  EXPECT_EQ(empty.exit_code, kExitBadInput);
+  EXPECT_THAT(empty.err, HasSubstr("--collect: expected a path, got ''"));
   const CliResult no_name = run_cli({"sweep", "--param", "tiles=1"});
   EXPECT_EQ(no_name.exit_code, kExitBadInput);
   EXPECT_THAT(no_name.err, HasSubstr("sweep needs a bench name"));
