@@ -71,15 +71,16 @@ struct Sweep {
   }
 };
 
+// Fails (never skips) without GNU parallel; moreutils has another `parallel`.
 void require_parallel() {
-  ASSERT_EQ(sh("command -v parallel").exit_code, 0)
+  ASSERT_EQ(sh("parallel --version 2>/dev/null | grep -q 'GNU parallel'").exit_code, 0)
       << "GNU parallel (Debian package `parallel`) is not installed: run scripts/setup.sh";
 }
 
 // The emitted jobs run by GNU parallel (from another working directory:
 // each line is self-contained) collect to the local sweep's CSV and table.
 TEST(SweepJobs, ParallelRunCollectsTheLocalSweepByteForByte) {
-  require_parallel();
+  ASSERT_NO_FATAL_FAILURE(require_parallel());
   Sweep s;
   const std::string local_csv = s.dir.file("local.csv"), collected_csv = s.dir.file("collected.csv");
   const std::string jobs = s.dir.file("jobs.txt"), points = jobs + ".points";
