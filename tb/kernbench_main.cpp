@@ -607,9 +607,9 @@ int emit_jobs(const SweepRequest& rq, const kb::Bench& bench, const Grid& grid) 
   }
   sbatch_out->stream()
       << "#!/bin/sh\n"
-      << "# kernbench sweep of " << count << " points, as a Slurm array: task ID runs line ID + 1 of the jobs\n"
-      << "# file. Submit with `sbatch " << shown(rq.emit_jobs) << ".sbatch`; once every task is done:\n"
-      << "# kernbench sweep --collect DIR [--csv FILE], DIR the folder of the point files.\n"
+      << "# kernbench sweep of " << count << " points as a Slurm array (issue 16 item 4): task ID runs\n"
+      << "# line ID + 1 of the jobs file. Submit this script with sbatch; once every task is done:\n"
+      << "# kernbench sweep --collect " << kb::sh_quote(dir, "--jobs-dir") << " [--csv FILE]\n"
       << "#SBATCH --job-name=kernbench-sweep\n"
       << "#SBATCH --array=0-" << grid.points.size() - 1 << "\n"
       << "set -eu\n"
@@ -676,8 +676,8 @@ int sweep_point(const SweepRequest& rq, const kb::Bench& bench, const Grid& grid
   out->stream() << text;
   out->commit();
   if (!p.error.empty()) {
-    std::cerr << "kernbench: point " << p.index << " failed: " << p.error << " (written to " << rq.point_json
-              << ")\n";
+    std::cerr << "kernbench: point " << p.index << " (row " << p.index + 1 << " of " << p.points
+              << ") failed: " << p.error << " (written to " << rq.point_json << ")\n";
     return kExitRunFailed;
   }
   std::cout << "point " << p.index << " of " << p.points << " written to " << rq.point_json << "\n";

@@ -164,7 +164,8 @@ TEST(SweepJobs, AFailedPointCollectsAsTheLocalSweepReportsIt) {
   const CliResult ran = sh("while IFS= read -r line; do sh -c \"$line\"; echo \"status $?\"; done < " + q(jobs));
   EXPECT_EQ(ran.out, "status 1\npoint 1 of 4 written to " + points + "/point-1.json\nstatus 0\n"
                      "status 1\npoint 3 of 4 written to " + points + "/point-3.json\nstatus 0\n");
-  EXPECT_THAT(ran.err, HasSubstr("point 0 failed: "));
+  EXPECT_THAT(ran.err, HasSubstr("kernbench: point 0 (row 1 of 4) failed: "));
+  EXPECT_THAT(ran.err, HasSubstr("(written to " + points + "/point-2.json)"));
   const nlohmann::json failed = nlohmann::json::parse(read_file(points + "/point-0.json"));
   EXPECT_THAT(failed.at("error").get<std::string>(), HasSubstr("cap of 300"));
 
