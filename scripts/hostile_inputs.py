@@ -903,6 +903,56 @@ def cli_cases():
     return c
 
 
+def collect_cases():
+    """`sweep --collect DIR` over hostile point folders (issue 16 item 4):
+    bounded in size, depth and count, never blocking, exit 2 naming the file."""
+    c = []
+    col = ["sweep", "--collect", "pts", "--csv", "s.csv"]
+
+    def files(*entries):
+        def run(d):
+            os.mkdir(os.path.join(d, "pts"))
+            for name, data in entries:
+                write(os.path.join(d, "pts", name), data)
+        return run
+
+    def sparse(name, size):
+        def run(d):
+            with open(os.path.join(d, "pts", name), "wb") as f:
+                f.truncate(size)
+        return run
+
+    def many(n, fmt):
+        def run(d):
+            for i in range(n):
+                open(os.path.join(d, "pts", fmt % i), "w").close()
+        return run
+
+    cases = [
+        ("collect 1 M nested arrays", files(("point-0.json", "[" * 1000000)), ["point-0.json", "nested deeper"]),
+        ("collect an 8 GiB sparse point file", chain(files(), sparse("point-0.json", 8 << 30)),
+         ["point-0.json", "a point file has at most"]),
+        ("collect a FIFO point file", chain(files(), mkfifo("pts/point-0.json")), ["point-0.json", "not a regular file"]),
+        ("collect a folder named point-0.json", chain(files(), mkdir("pts/point-0.json")),
+         ["point-0.json", "not a regular file"]),
+        ("collect a symlink loop", chain(files(), symlink("pts/point-0.json", "point-0.json")),
+         ["point-0.json", "cannot open"]),
+        ("collect binary garbage", files(("point-0.json", bytes(range(256)) * 64)), ["point-0.json", "not valid JSON"]),
+        ("collect invalid UTF-8 in a string", files(("point-0.json", b'{"format": "\xff"}')),
+         ["point-0.json", "not valid JSON"]),
+        ("collect 20000 other files", chain(files(), many(20000, "other-%d.txt")), ["holds no point file"]),
+        ("collect 10001 point names", chain(files(), many(10001, "point-%d.json")), ["index beyond"]),
+        ("collect a missing folder", None, ["pts", "cannot read the folder"]),
+    ]
+    for name, setup, frags in cases:
+        c.append(Case("collect", name, col, frags=frags, setup=setup, check=peak_below(512)))
+    c.append(Case("collect", "collect with --param", col + ["--param", "tiles=1"], setup=files(),
+                  frags=["--collect takes only --csv", "--param"]))
+    c.append(Case("collect", "emit-jobs with -j", ["sweep", "softmax-merge", "--param", "tiles=1,2",
+                                                   "--emit-jobs", "j.txt", "-j", "2"], frags=["-j"]))
+    return c
+
+
 def output_cases():
     c = []
     for opt, (fname, _) in OUTPUT_KINDS.items():
@@ -1441,7 +1491,7 @@ def all_cases(binary):
     if not keys:
         sys.exit("could not read the configuration keys from `%s run --help`" % binary)
     return (config_cases(keys) + yaml_cases() + replay_cases() + bench_cases() + cli_cases()
-            + output_cases() + tile_cases() + signal_cases())
+            + collect_cases() + output_cases() + tile_cases() + signal_cases())
 
 
 def main():

@@ -4,9 +4,10 @@
 set -euo pipefail
 top="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
-# gtkwave: the VCD-consumer test (vcd2fst, fst2vcd).
+# gtkwave: the VCD-consumer test (vcd2fst, fst2vcd). parallel: GNU parallel
+# runs the jobs of `kernbench sweep --emit-jobs` in test_sweep_jobs (issue 16).
 packages=(g++ make cmake pkg-config ccache libsystemc-dev libyaml-cpp-dev libgtest-dev
-          nlohmann-json3-dev libcli11-dev python3-matplotlib gtkwave)
+          nlohmann-json3-dev libcli11-dev python3-matplotlib gtkwave parallel)
 # Node.js and npm: the trace-consumer test (Chrome DevTools trace engine).
 # A machine that has both already keeps them (NodeSource's nodejs bundles
 # npm and conflicts with Debian's); otherwise Debian's.
