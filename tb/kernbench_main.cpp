@@ -1006,6 +1006,13 @@ int main(int argc, char** argv) {
   perf->add_option("--only", perf_options.only,
                    "run only the workloads whose name contains TEXT, e.g. 'opt2' or 'opt3, context 131072' "
                    "(for profiling); the ceiling always runs");
+  perf->add_option("--mesh-context", perf_options.mesh_context,
+                   "long-context decode context on the 2 x 4 x 8 mesh (default 524288); the mesh scaling "
+                   "check also runs it at twice it")
+      ->check(whole_number<int64_t>(1, std::numeric_limits<int64_t>::max() / 2));
+  perf->add_option("--mesh-allreduce-bytes", perf_options.mesh_allreduce_bytes,
+                   "all-reduce message bytes per PE on the mesh, a multiple of 4 (default 536870912, about 1 s)")
+      ->check(whole_number<int64_t>(4, int64_t(1) << 30));
 
   // CLI11 takes an unknown first word for a missing subcommand ("A
   // subcommand is required"): name the word and the subcommands instead.

@@ -12,9 +12,12 @@
 #include <tlm_utils/simple_target_socket.h>
 
 #include "kernels/attention/gqa_decode.h"
+#include "kernels/attention/long_ctx/long_ctx.h"
+#include "kernels/ccl/all_reduce.h"
 #include "kernels/gemm/gemm_composite.h"
 #include "models/trace/component_table.h"
 #include "tb/bench_registry.h"
+#include "tb/mesh_run.h"
 #include "tb/runner.h"
 
 namespace kb {
@@ -131,6 +134,137 @@ GqaShape gqa(int64_t context) {
   return s;
 }
 
+
+// ---- Mesh workloads (issue 16 item 2) ----
+// A 2 x 4 mesh of 8-PE cubes runs the four long-context decode cases
+// (kernels/attention/long_ctx) at the mesh context and at twice it, and the
+// all-reduce bench's LRAB and ring. Each run follows its own ceiling run,
+// as a single-PE workload's. "of 1-PE opt2" compares like with like: the
+// long-context PEs run opt2's per-tile composites, so it is the mesh row's
+// stages per wall-second over the single-PE opt2 row's, each taken as the
+// median ratio to the adjacent ceiling runs (so drift between the two rows
+// cancels). 1.0: a mesh stage costs what a single PE's does.
+
+constexpr uint32_t kMeshH = 2, kMeshW = 4, kMeshCubePes = 8;
+
+struct MeshWorkload {
+  std::string name;
+  Kernel kernel;
+};
+
+std::string mesh_long_ctx_name(LongCtxCase c, int64_t context) {
+  return std::string("mesh long-ctx ") + long_ctx_case_name(c) + ", context " + std::to_string(context);
+}
+
+std::vector<MeshWorkload> mesh_workloads(const PerfOptions& o) {
+  std::vector<MeshWorkload> out;
+  for (LongCtxCase c : kLongCtxCases) {
+    for (int64_t context : {o.mesh_context, 2 * o.mesh_context}) {
+      out.push_back({mesh_long_ctx_name(c, context), [c, context](Tl& tl) { gqa_long_ctx(tl, c, gqa(context)); }});
+    }
+  }
+  const int64_t elems = o.mesh_allreduce_bytes / 4;
+  for (const bool lrab : {true, false}) {
+    out.push_back({std::string("mesh all-reduce ") + (lrab ? "lrab" : "ring") + ", " +
+                       std::to_string(o.mesh_allreduce_bytes) + " B",
+                   [lrab, elems](Tl& tl) {
+                     // As the allreduce bench's kernel (tb/allreduce_bench.cpp).
+                     const Tensor x = tl.hbm("x", 1, elems, Dtype::kFp32);
+                     tl.host_random(x, 1 + tl.global_pe());
+                     if (lrab) all_reduce_lrab(tl, x);
+                     else all_reduce_ring(tl, x);
+                   }});
+  }
+  return out;
+}
+
+// As workload(): `repeats` mesh runs, each after a ceiling run.
+Row mesh_workload(const MeshWorkload& w, const PerfOptions& o, double* best_ceiling) {
+  MeshRunSpec spec;
+  spec.config.topology.mesh.h = kMeshH;
+  spec.config.topology.mesh.w = kMeshW;
+  spec.config.topology.cube.pes = kMeshCubePes;
+  spec.kernel_name = w.name;
+  spec.kernel = w.kernel;
+  Row row{w.name};
+  std::vector<double> ratios;
+  MeshRunResult best;
+  for (int i = 0; i < o.repeats; ++i) {
+    const nlohmann::json c = run_function_isolated([&] { return ceiling(o.ceiling_commands); });
+    if (c.contains("error")) {
+      row.error = "ceiling benchmark failed: " + c["error"].get<std::string>();
+      return row;
+    }
+    const double ceiling_rate = double(c["commands"]) / double(c["seconds"]);
+    *best_ceiling = std::max(*best_ceiling, ceiling_rate);
+    MeshRunResult r = run_mesh_isolated(spec);
+    if (!r.ok) {
+      row.error = r.error;
+      return row;
+    }
+    ratios.push_back(double(std::max(r.commands, r.stages)) / r.sim_wall_seconds / ceiling_rate);
+    if (i == 0 || r.sim_wall_seconds < best.sim_wall_seconds) best = std::move(r);
+  }
+  row.commands = best.commands;
+  row.stages = best.stages;
+  row.seconds = best.sim_wall_seconds;
+  row.rss_kb = best.peak_rss_kb;
+  std::sort(ratios.begin(), ratios.end());
+  const size_t n = ratios.size();
+  row.fraction = n % 2 ? ratios[n / 2] : (ratios[n / 2 - 1] + ratios[n / 2]) / 2;
+  return row;
+}
+
+// Wall time x the ceiling rate: a run's length in ceiling transactions,
+// which machine drift hardly changes (fraction = work / wall / ceiling).
+double ceiling_normalised_wall(const Row& r) { return double(std::max(r.commands, r.stages)) / r.fraction; }
+
+// The mesh table, then the context-doubling check of each long-context
+// case. `opt2`: the single-PE opt2 row when it ran. Returns 1 if a row failed.
+int report_mesh(const std::vector<Row>& rows, const Row* opt2, const PerfOptions& o, std::ostream& os) {
+  char buf[400];
+  std::snprintf(buf, sizeof buf,
+                "\nmesh: %u x %u cubes of %u PEs (%u PEs). 'of 1-PE opt2': stages/s relative to the ceiling, "
+                "over the single-PE opt2 row's (1.0: a mesh stage costs what a single PE's does)%s\n",
+                kMeshH, kMeshW, kMeshCubePes, kMeshH * kMeshW * kMeshCubePes,
+                opt2 ? "" : "; not shown: the opt2 row did not run (--only)");
+  os << buf;
+  os << "workload                                         commands     stages   wall(s)   commands/s     stages/s  "
+        "of ceiling  of 1-PE opt2  peak RSS(MB)\n";
+  int rc = 0;
+  for (const Row& r : rows) {
+    if (!r.error.empty()) {
+      os << r.name << ": failed: " << r.error << "\n";
+      rc = 1;
+      continue;
+    }
+    char vs[32] = "-";
+    if (opt2) std::snprintf(vs, sizeof vs, "%.2f", r.fraction / opt2->fraction);
+    std::snprintf(buf, sizeof buf, "%-46s %10llu %10llu %9.3f %12.0f %12.0f %10.1f%% %13s %13.1f\n",
+                  r.name.c_str(), (unsigned long long)r.commands, (unsigned long long)r.stages, r.seconds,
+                  double(r.commands) / r.seconds, double(r.stages) / r.seconds, 100.0 * r.fraction, vs,
+                  double(r.rss_kb) / 1024.0);
+    os << buf;
+  }
+  auto find = [&rows](const std::string& name) -> const Row* {
+    for (const Row& r : rows)
+      if (r.name == name && r.error.empty()) return &r;
+    return nullptr;
+  };
+  for (LongCtxCase c : kLongCtxCases) {
+    const Row* one = find(mesh_long_ctx_name(c, o.mesh_context));
+    const Row* two = find(mesh_long_ctx_name(c, 2 * o.mesh_context));
+    if (!one || !two) continue;
+    std::snprintf(buf, sizeof buf,
+                  "mesh scaling %s: context x2 -> wall time x%.3f (relative to the adjacent ceiling runs; "
+                  "fastest runs x%.3f), peak RSS %.1f MB -> %.1f MB\n",
+                  long_ctx_case_name(c), ceiling_normalised_wall(*two) / ceiling_normalised_wall(*one),
+                  two->seconds / one->seconds, double(one->rss_kb) / 1024.0, double(two->rss_kb) / 1024.0);
+    os << buf;
+  }
+  return rc;
+}
+
 }  // namespace
 
 int run_perf(const PerfOptions& o, std::ostream& os) {
@@ -153,14 +287,25 @@ int run_perf(const PerfOptions& o, std::ostream& os) {
   workloads.erase(std::remove_if(workloads.begin(), workloads.end(),
                                  [&](const auto& w) { return w.first.find(o.only) == std::string::npos; }),
                   workloads.end());
-  if (workloads.empty()) {
+  if (o.mesh_allreduce_bytes < 4 || o.mesh_allreduce_bytes % 4 != 0) {
+    throw BenchError("perf: --mesh-allreduce-bytes " + std::to_string(o.mesh_allreduce_bytes) +
+                     " is not a positive multiple of 4 (fp32 elements)");
+  }
+  std::vector<MeshWorkload> mesh = mesh_workloads(o);
+  mesh.erase(std::remove_if(mesh.begin(), mesh.end(),
+                            [&](const MeshWorkload& w) { return w.name.find(o.only) == std::string::npos; }),
+             mesh.end());
+  if (workloads.empty() && mesh.empty()) {
     throw BenchError("perf: no workload name contains '" + o.only +
-                     "' (workloads: gqa-decode opt3, gqa-decode opt2, composite GEMM)");
+                     "' (workloads: gqa-decode opt3, gqa-decode opt2, composite GEMM, mesh long-ctx, "
+                     "mesh all-reduce)");
   }
 
   std::vector<Row> rows;
   double ceiling_rate = 0;
   for (const auto& [name, kernel] : workloads) rows.push_back(workload(name, kernel, o, &ceiling_rate));
+  std::vector<Row> mesh_rows;
+  for (const MeshWorkload& w : mesh) mesh_rows.push_back(mesh_workload(w, o, &ceiling_rate));
 
   char buf[320];
   std::snprintf(buf, sizeof buf,
@@ -169,8 +314,10 @@ int run_perf(const PerfOptions& o, std::ostream& os) {
                 "rates from the fastest run, 'of ceiling' the median of run / adjacent ceiling\n",
                 (unsigned long long)o.ceiling_commands, ceiling_rate, o.repeats);
   os << buf;
-  os << "workload                                 commands     stages   wall(s)   commands/s     stages/s  "
-        "of ceiling  peak RSS(MB)\n";
+  if (!rows.empty()) {
+    os << "workload                                 commands     stages   wall(s)   commands/s     stages/s  "
+          "of ceiling  peak RSS(MB)\n";
+  }
   int rc = 0;
   for (const Row& r : rows) {
     if (!r.error.empty()) {
@@ -196,6 +343,12 @@ int run_perf(const PerfOptions& o, std::ostream& os) {
                   normalised, rows[1].seconds / rows[0].seconds, double(rows[0].rss_kb) / 1024.0,
                   double(rows[1].rss_kb) / 1024.0);
     os << buf;
+  }
+  if (!mesh_rows.empty()) {
+    const Row* opt2 = nullptr;
+    for (const Row& r : rows)
+      if (r.name.rfind("gqa-decode opt2", 0) == 0 && r.error.empty()) opt2 = &r;
+    rc |= report_mesh(mesh_rows, opt2, o, os);
   }
   return rc;
 }

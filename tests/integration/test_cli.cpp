@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -124,6 +125,51 @@ TEST(Cli, PerfOnlyRunsTheNamedWorkload) {
   const CliResult none = run_cli({"perf", "--only", "no such workload"});
   EXPECT_EQ(none.exit_code, kExitBadInput);
   EXPECT_THAT(none.err, HasSubstr("no workload name contains 'no such workload'"));
+}
+
+// The mesh rows (issue 16 item 2): each long-context case at the mesh
+// context and twice it, each with its context-doubling line, and "of 1-PE
+// opt2" is the mesh row's fraction of the ceiling over the opt2 row's (the
+// printed figures agree within their rounding). 'context' selects opt2 and
+// the long-context rows, not the all-reduce.
+TEST(Cli, PerfMeshRowsCompareWithSinglePeOpt2) {
+  const CliResult r = run_cli({"perf", "--only", "context", "--context", "1024", "--mesh-context", "2048",
+                               "--repeats", "1", "--ceiling-commands", "1000"});
+  ASSERT_EQ(r.exit_code, kExitOk) << r.err << r.out;
+  EXPECT_THAT(r.out, Not(HasSubstr("all-reduce")));
+  auto fields = [](const std::string& line) {
+    std::vector<std::string> f;
+    std::istringstream in(line);
+    for (std::string w; in >> w;) f.push_back(w);
+    return f;
+  };
+  double opt2 = -1;  // its fraction of the ceiling, in %
+  std::istringstream lines(r.out);
+  std::map<std::string, int> rows, scaling;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("gqa-decode opt2, context 1024", 0) == 0) {
+      const std::vector<std::string> f = fields(line);
+      opt2 = std::stod(f[f.size() - 2]);  // "25.1%" then the RSS
+    }
+  }
+  ASSERT_GT(opt2, 0) << r.out;
+  lines = std::istringstream(r.out);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("mesh long-ctx ", 0) == 0) {
+      const std::vector<std::string> f = fields(line);
+      ASSERT_EQ(f.size(), 13u) << line;  // mesh long-ctx CASE, context N + 8 figures
+      ++rows[f[2] + " " + f[4]];
+      const double m = std::stod(f[10]), vs = std::stod(f[11]);
+      EXPECT_GE(vs, (m - 0.05) / (opt2 + 0.05) - 0.005) << line;
+      EXPECT_LE(vs, (m + 0.05) / (opt2 - 0.05) + 0.005) << line;
+    }
+    if (line.rfind("mesh scaling ", 0) == 0) ++scaling[fields(line)[2]];
+  }
+  for (const char* c : {"cube_sp_pe_tp,", "cube_tp_pe_sp,", "cube_repl_pe_sp,", "cube_sp_pe_sp,"}) {
+    EXPECT_EQ(rows[std::string(c) + " 2048"], 1) << c << "\n" << r.out;
+    EXPECT_EQ(rows[std::string(c) + " 4096"], 1) << c << "\n" << r.out;
+    EXPECT_EQ(scaling[std::string(c).substr(0, std::strlen(c) - 1) + ":"], 1) << c << "\n" << r.out;
+  }
 }
 
 TEST(Cli, ListShowsBenchesWithDescriptions) {

@@ -398,6 +398,8 @@ TEST(OutputsCliNumbers, PerfOptionsSayWhatIsExpected) {
       {"--gemm", "from 1 to 9223372036854775807"},
       {"--ceiling-commands", "from 1 to 18446744073709551615"},
       {"--repeats", "from 1 to 2147483647"},
+      {"--mesh-context", "from 1 to 4611686018427387903"},
+      {"--mesh-allreduce-bytes", "from 4 to 1073741824"},
   };
   for (const auto& [option, range] : expected) {
     SCOPED_TRACE(option);
