@@ -19,38 +19,35 @@ class Writer {
  public:
   explicit Writer(std::vector<uint8_t>& o) : out(o) { out.clear(); }
   void u8(uint8_t v) { out.push_back(v); }
-  void u64(uint64_t v) { le(v, 8); }
+  void u64(uint64_t v) {
+    for (int i = 0; i < 8; ++i) out.push_back(uint8_t(v >> (8 * i)));
+  }
   void i32(int64_t v, const char* what) {
     if (v < INT32_MIN || v > INT32_MAX) {
       throw EncodeError(std::string(what) + " = " + std::to_string(v) + " does not fit a 4-byte scalar");
     }
-    le(uint32_t(int32_t(v)), 4);
+    const uint32_t u = uint32_t(int32_t(v));
+    for (int i = 0; i < 4; ++i) out.push_back(uint8_t(u >> (8 * i)));
   }
   void f32(double v) {
     const float f = float(v);
     uint32_t u;
     std::memcpy(&u, &f, 4);
-    le(u, 4);
+    for (int i = 0; i < 4; ++i) out.push_back(uint8_t(u >> (8 * i)));
   }
-  void u32(uint32_t u) { le(u, 4); }
+  void u32(uint32_t u) {
+    for (int i = 0; i < 4; ++i) out.push_back(uint8_t(u >> (8 * i)));
+  }
   void count(size_t n, const char* what) {
     if (n > 255) throw EncodeError(std::string(what) + ": " + std::to_string(n) + " do not fit a 1-byte count");
     u8(uint8_t(n));
   }
   std::vector<uint8_t>& out;
-
- private:
-  // The low n bytes of v, little-endian, appended at once (one capacity
-  // check per field, not per byte: the encoder runs for every command).
-  void le(uint64_t v, int n) {
-    uint8_t b[8];
-    for (int i = 0; i < n; ++i) b[i] = uint8_t(v >> (8 * i));
-    out.insert(out.end(), b, b + n);
-  }
 };
 
 void framing(Writer& w, Type t, uint32_t id) {
-  w.u32(uint32_t(t) | (id & 0xffffffu) << 8);  // type, then the 24-bit id
+  w.u8(uint8_t(t));
+  for (int i = 0; i < 3; ++i) w.u8(uint8_t(id >> (8 * i)));
 }
 
 const Extra* find_extra(const Extras& extras, const char* name) {
