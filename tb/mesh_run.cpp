@@ -72,7 +72,7 @@ MeshRunResult run_mesh_in_process(const MeshRunSpec& spec) {
     if (!spec.stats_path.empty()) stats_out = std::make_unique<OutputFile>(spec.stats_path, "statistics");
     top = std::make_unique<MeshTop>(spec.config);
     const bool keep = oplog_out != nullptr;
-    if (!spec.trace_path.empty()) trace = std::make_unique<ChromeTrace>(trace_out->stream());
+    if (!spec.trace_path.empty()) trace = std::make_unique<ChromeTrace>(trace_out->stream(), spec.trace_window);
     for (size_t g = 0; g < top->size(); ++g) {
       Pe& pe = top->pe(g);
       pe.op_log().configure(keep, "");
