@@ -18,6 +18,36 @@ namespace {
 // The division is correctly rounded: the double nearest the exact value.
 double us(uint64_t ps) { return double(ps) / 1e6; }
 
+// Whole picoseconds below 1e15 (1000 s): the exact decimal ps / 1e6 has at
+// most 15 significant digits, so no other decimal as short reads back as
+// the same double us(ps) (DBL_DIG = 15), and it is the one std::to_chars
+// picks for it.
+constexpr uint64_t kExactPsBelow = 1000000000000000ull;
+
+char* write_exact_us(char* p, uint64_t ps) {
+  p = std::to_chars(p, p + 20, ps / 1000000).ptr;
+  uint32_t frac = uint32_t(ps % 1000000);
+  if (frac == 0) return p;
+  int digits = 6;
+  while (frac % 10 == 0) {
+    frac /= 10;
+    --digits;
+  }
+  *p++ = '.';
+  for (int i = digits - 1; i >= 0; --i) {
+    p[i] = char('0' + frac % 10);
+    frac /= 10;
+  }
+  return p + digits;
+}
+
+// us(ps) as write_trace_time writes it.
+char* write_ps_as_us(char* p, uint64_t ps) {
+  if (ps < kExactPsBelow) return write_exact_us(p, ps);
+  return std::to_chars(p, p + kTraceTimeChars, us(ps), std::chars_format::fixed).ptr;
+}
+
+
 const char* category(const OpRecord& r) {
   switch (r.kind) {
     case RecordKind::kStall: return "stall";
@@ -55,6 +85,16 @@ size_t utf8_length(const unsigned char* p, size_t n) {
 constexpr size_t kEventRoom = 2048;
 constexpr size_t kEscapedRoom = 6;
 
+// Bytes a JSON string holds as they are: printable ASCII but '"' and '\\'.
+struct PlainBytes {
+  bool is[256] = {};
+  constexpr PlainBytes() {
+    for (int c = 0x20; c < 0x80; ++c) is[c] = c != '"' && c != '\\';
+  }
+  constexpr bool operator[](unsigned char c) const { return is[c]; }
+};
+constexpr PlainBytes kPlain;
+
 // Writes into room reserved in ChromeTrace's buffer (issue 16 item 3: no
 // std::string appends, no strlen of literals, no temporaries).
 struct Out {
@@ -65,9 +105,27 @@ struct Out {
     p += N - 1;
   }
   void ch(char c) { *p++ = c; }
-  void u64(uint64_t v) { p = std::to_chars(p, p + 20, v).ptr; }
-  void i64(int64_t v) { p = std::to_chars(p, p + 20, v).ptr; }
+  // Most numbers of a trace (pid, tid, tile, small counts) have one or two
+  // digits: written without std::to_chars's length search.
+  void u64(uint64_t v) {
+    if (v < 10) {
+      *p++ = char('0' + v);
+    } else if (v < 100) {
+      p[0] = char('0' + v / 10);
+      p[1] = char('0' + v % 10);
+      p += 2;
+    } else {
+      p = std::to_chars(p, p + 20, v).ptr;
+    }
+  }
+  void i64(int64_t v) {
+    if (v >= 0) u64(uint64_t(v));
+    else p = std::to_chars(p, p + 20, v).ptr;
+  }
   void time(double v) { p = write_trace_time(p, v); }
+  void time_ps(uint64_t ps) { p = write_ps_as_us(p, ps); }  // us(ps), without a division
+  // A slice's ts: us(start_ps) when `exact` (TraceTrackEnd::next_ts).
+  void ts(double v, uint64_t start_ps, bool exact) { p = exact ? write_ps_as_us(p, start_ps) : write_trace_time(p, v); }
   // The inside of a JSON string: quotes, backslashes and control characters
   // escaped, bytes that are not UTF-8 replaced by U+FFFD (names come from
   // kernels and files).
@@ -76,7 +134,7 @@ struct Out {
     const auto* s = reinterpret_cast<const unsigned char*>(str);
     for (size_t i = 0; i < n;) {
       size_t run = i;  // plain ASCII, copied as is
-      while (run < n && s[run] >= 0x20 && s[run] < 0x80 && s[run] != '"' && s[run] != '\\') ++run;
+      while (run < n && kPlain[s[run]]) ++run;
       std::memcpy(p, str + i, run - i);
       p += run - i;
       i = run;
@@ -129,27 +187,9 @@ std::string trace_slice_name(const OpRecord& r) {
 }
 
 char* write_trace_time(char* p, double v) {
-  // Whole picoseconds below 1e15 (1000 s): the exact decimal ps / 1e6 has at
-  // most 15 significant digits, so no other decimal as short reads back as
-  // the same double (DBL_DIG = 15) and it is the one std::to_chars picks.
   if (v >= 0 && !std::signbit(v) && v < 1e9) {
     const uint64_t ps = uint64_t(v * 1e6 + 0.5);
-    if (ps < 1000000000000000ull && us(ps) == v) {
-      p = std::to_chars(p, p + 20, ps / 1000000).ptr;
-      uint32_t frac = uint32_t(ps % 1000000);
-      if (frac == 0) return p;
-      int digits = 6;
-      while (frac % 10 == 0) {
-        frac /= 10;
-        --digits;
-      }
-      *p++ = '.';
-      for (int i = digits - 1; i >= 0; --i) {
-        p[i] = char('0' + frac % 10);
-        frac /= 10;
-      }
-      return p + digits;
-    }
+    if (ps < kExactPsBelow && us(ps) == v) return write_exact_us(p, ps);
   }
   return std::to_chars(p, p + kTraceTimeChars, v, std::chars_format::fixed).ptr;
 }
@@ -327,7 +367,8 @@ void TraceTrackProcess::slice(size_t track, const std::string& name, uint64_t st
                            "' is reversed or starts before the previous one ended (" + std::to_string(last.ps) +
                            " ps)");
   }
-  const double ts = last.next_ts(start_ps, end_ps);  // outside the window too: ts as in the whole trace
+  bool exact = false;
+  const double ts = last.next_ts(start_ps, end_ps, &exact);  // outside the window too: ts as in the whole trace
   if (!file_.window_.keeps(start_ps, end_ps)) return;
   Out o{file_.begin_event(kEventRoom + kEscapedRoom * name.size())};
   o.lit("{\"ph\":\"X\",\"pid\":");
@@ -337,9 +378,9 @@ void TraceTrackProcess::slice(size_t track, const std::string& name, uint64_t st
   o.lit(",\"cat\":\"link\",\"name\":");
   o.str(name.data(), name.size());
   o.lit(",\"ts\":");
-  o.time(ts);
+  o.ts(ts, start_ps, exact);
   o.lit(",\"dur\":");
-  o.time(us(end_ps - start_ps));
+  o.time_ps(end_ps - start_ps);
   o.lit(",\"args\":{\"start_ps\":");
   o.u64(start_ps);
   o.lit(",\"end_ps\":");
@@ -380,10 +421,12 @@ void ChromeTrace::flush_if_full() {
   if (len_ >= kFlushBytes) write_out();
 }
 
-double TraceTrackEnd::next_ts(uint64_t start_ps, uint64_t end_ps) {
-  double ts = kb::us(start_ps);
+double TraceTrackEnd::next_ts(uint64_t start_ps, uint64_t end_ps, bool* exact) {
+  const double start_us = kb::us(start_ps);
+  double ts = start_us;
   // Only after the previous slice: an overlap in picoseconds stays one.
   if (start_ps >= ps) ts = std::max(ts, us);
+  if (exact) *exact = ts == start_us;
   ps = end_ps;
   us = ts + kb::us(end_ps - start_ps);  // as a reader computes the end
   return ts;
@@ -394,7 +437,8 @@ void TraceProcess::record(const OpRecord& r) {
   if (!named_[int(r.component)] && kComponents[int(r.component)].busy) name_track(r.component);
   // ts and flow ids are computed for every record, so that a window's
   // events are the whole trace's, byte for byte.
-  const double ts = track_end_[tid].next_ts(r.start_ps, r.end_ps);
+  bool exact = false;
+  const double ts = track_end_[tid].next_ts(r.start_ps, r.end_ps, &exact);
   const bool kept = file_.window_.keeps(r.start_ps, r.end_ps);
   // Flows link a command's DISPATCH to each of its stages. The DevTools
   // engine binds a flow event to the slice with its ts, pid, tid and cat,
@@ -403,17 +447,17 @@ void TraceProcess::record(const OpRecord& r) {
   // Zero-length slices are left out: they can share a ts with a neighbour.
   // In a window, a flow is written when both of its slices are.
   uint64_t flow_id = 0;
-  double flow_from = 0;
+  const Dispatch* flow_from = nullptr;
   if (r.cmd_id != 0 && r.end_ps > r.start_ps) {
     if (r.kind == RecordKind::kDispatch) {
-      dispatch_ts_[r.cmd_id] = {ts, kept};
+      dispatch_ts_[r.cmd_id] = {ts, r.start_ps, exact, kept};
     } else if (r.kind != RecordKind::kStall && r.kind != RecordKind::kCpuCycles) {
       const auto it = dispatch_ts_.find(r.cmd_id);
       if (it != dispatch_ts_.end()) {
         const uint64_t id = file_.next_flow_id_++;
         if (kept && it->second.kept) {
           flow_id = id;
-          flow_from = it->second.ts;
+          flow_from = &it->second;
         }
       }
     }
@@ -439,9 +483,9 @@ void TraceProcess::record(const OpRecord& r) {
     o.str_body(r.op, op_len);
   }
   o.lit("\",\"ts\":");
-  o.time(ts);
+  o.ts(ts, r.start_ps, exact);
   o.lit(",\"dur\":");
-  o.time(us(r.end_ps - r.start_ps));
+  o.time_ps(r.end_ps - r.start_ps);
   if (r.kind == RecordKind::kStall) o.lit(",\"cname\":\"terrible\"");  // chrome://tracing colour
   o.lit(",\"args\":{\"cmd_id\":");
   o.u64(r.cmd_id);
@@ -479,7 +523,7 @@ void TraceProcess::record(const OpRecord& r) {
   }
   o.lit("}}");
   if (flow_id) {
-    auto flow_point = [&](char ph, int point_tid, double point_ts) {
+    auto flow_point = [&](char ph, int point_tid, const Dispatch& at) {
       o.lit(",\n{\"ph\":\"");
       o.ch(ph);
       o.lit("\",\"pid\":");
@@ -491,11 +535,11 @@ void TraceProcess::record(const OpRecord& r) {
       o.lit("\",\"id\":");
       o.u64(flow_id);
       o.lit(",\"bp\":\"e\",\"ts\":");
-      o.time(point_ts);
+      o.ts(at.ts, at.start_ps, at.exact);
       o.ch('}');
     };
-    flow_point('s', trace_tid(Component::kPeCpu), flow_from);
-    flow_point('f', tid, ts);
+    flow_point('s', trace_tid(Component::kPeCpu), *flow_from);
+    flow_point('f', tid, Dispatch{ts, r.start_ps, exact, true});
   }
   file_.done(o.p);
   file_.flush_if_full();
@@ -526,7 +570,7 @@ void TraceProcess::write_counter(const CounterSample& s) {
   o.lit("{\"ph\":\"C\",\"pid\":");
   o.i64(pid_);
   o.lit(",\"name\":\"pe_scheduler\",\"ts\":");
-  o.time(us(s.time_ps));
+  o.time_ps(s.time_ps);
   o.lit(",\"args\":{\"queue_occupancy\":");
   o.u64(s.value);
   o.lit("}}");
@@ -535,7 +579,8 @@ void TraceProcess::write_counter(const CounterSample& s) {
 }
 
 void TraceProcess::launch(const TraceSpan& l) {
-  const double ts = track_end_[kLaunchTid].next_ts(l.start_ps, l.end_ps);
+  bool exact = false;
+  const double ts = track_end_[kLaunchTid].next_ts(l.start_ps, l.end_ps, &exact);
   if (!file_.window_.keeps(l.start_ps, l.end_ps)) return;
   Out o{file_.begin_event(kEventRoom + kEscapedRoom * l.name.size())};
   o.lit("{\"ph\":\"X\",\"pid\":");
@@ -545,9 +590,9 @@ void TraceProcess::launch(const TraceSpan& l) {
   o.lit(",\"cat\":\"launch\",\"name\":");
   o.str(l.name.data(), l.name.size());
   o.lit(",\"ts\":");
-  o.time(ts);
+  o.ts(ts, l.start_ps, exact);
   o.lit(",\"dur\":");
-  o.time(us(l.end_ps - l.start_ps));
+  o.time_ps(l.end_ps - l.start_ps);
   o.lit(",\"args\":{\"start_ps\":");
   o.u64(l.start_ps);
   o.lit(",\"end_ps\":");

@@ -112,8 +112,9 @@ class ChromeTrace;
 struct TraceTrackEnd {
   uint64_t ps = 0;
   double us = 0;
-  // The ts to write for a slice [start_ps, end_ps) on this track.
-  double next_ts(uint64_t start_ps, uint64_t end_ps);
+  // The ts to write for a slice [start_ps, end_ps) on this track; *exact
+  // (when given) tells whether it is us(start_ps).
+  double next_ts(uint64_t start_ps, uint64_t end_ps, bool* exact = nullptr);
 };
 
 // One PE's tracks in a trace file: what its op log, occupancy probe and
@@ -152,6 +153,8 @@ class TraceProcess {
   // ts, and whether a window kept it.
   struct Dispatch {
     double ts;
+    uint64_t start_ps;
+    bool exact;  // ts == us(start_ps)
     bool kept;
   };
   std::unordered_map<uint64_t, Dispatch> dispatch_ts_;
