@@ -99,7 +99,9 @@ MeshRunResult run_mesh_in_process(const MeshRunSpec& spec) {
       for (size_t i = 0; i < top->links(); ++i) {
         top->link(i).on_record([&link_records, keep, trace_links, i](const LinkRecord& lr) {
           if (trace_links) {
-            trace_links->slice(i, "LINK " + std::to_string(lr.bytes) + " B", lr.start_ps, lr.end_ps, lr.bytes);
+            // Booked ahead in gaps: held until time passes their start.
+            trace_links->booked(i, "LINK " + std::to_string(lr.bytes) + " B", lr.start_ps, lr.end_ps, lr.bytes,
+                                now_ps());
           }
           if (!keep) return;
           OpRecord o;

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <stdexcept>
 #include <utility>
@@ -344,7 +345,7 @@ void ChromeTrace::metadata(int pid, const char* what, int tid, const char* key, 
 
 TraceTrackProcess::TraceTrackProcess(ChromeTrace& file, int pid, std::string name,
                                      const std::vector<std::string>& tracks)
-    : file_(file), pid_(pid), name_(std::move(name)), ends_(tracks.size()) {
+    : file_(file), pid_(pid), name_(std::move(name)), ends_(tracks.size()), held_(tracks.size()) {
   file_.metadata(pid_, "process_name", -1, "name", name_, -1);
   for (size_t i = 0; i < tracks.size(); ++i) {
     const int tid = int(i) + 1;
@@ -390,6 +391,35 @@ void TraceTrackProcess::slice(size_t track, const std::string& name, uint64_t st
   o.lit("}}");
   file_.done(o.p);
   file_.flush_if_full();
+}
+
+void TraceTrackProcess::booked(size_t track, std::string name, uint64_t start_ps, uint64_t end_ps, uint64_t bytes,
+                               uint64_t now_ps) {
+  if (track >= held_.size()) {
+    throw std::logic_error("ChromeTrace: '" + name_ + "' has no track " + std::to_string(track));
+  }
+  std::vector<Held>& h = held_[track];
+  h.push_back({start_ps, end_ps, bytes, std::move(name)});
+  std::push_heap(h.begin(), h.end(), std::greater<>());
+  release(track, now_ps);
+}
+
+void TraceTrackProcess::release(size_t track, uint64_t before_ps) {
+  std::vector<Held>& h = held_[track];
+  while (!h.empty() && h.front().start_ps < before_ps) {
+    std::pop_heap(h.begin(), h.end(), std::greater<>());
+    const Held next = std::move(h.back());
+    h.pop_back();
+    slice(track, next.name, next.start_ps, next.end_ps, next.bytes);
+  }
+}
+
+void TraceTrackProcess::finish() {
+  for (size_t t = 0; t < held_.size(); ++t) release(t, std::numeric_limits<uint64_t>::max());
+  for (size_t t = 0; t < held_.size(); ++t) {  // a slice at 2^64-1 ps
+    for (const Held& x : held_[t]) slice(t, x.name, x.start_ps, x.end_ps, x.bytes);
+    held_[t].clear();
+  }
 }
 
 char* ChromeTrace::room(size_t n) {
@@ -605,6 +635,7 @@ void TraceProcess::launch(const TraceSpan& l) {
 void ChromeTrace::finish() {
   if (finished_) return;
   for (auto& p : processes_) p->finish();
+  for (auto& p : track_processes_) p->finish();
   Out o{room(8)};
   o.lit("\n]}\n");
   done(o.p);

@@ -30,8 +30,10 @@
 //   processes, one track per link direction ("link.c0-c1"). Its slices are
 //   "ph":"X" with cat "link", a name from the caller ("LINK 4096 B") and
 //   args start_ps, end_ps, bytes; the ts rule below holds for them too.
-//   Slices of one track come in time order without overlap (a link's
-//   bursts do: ucie_link.h), or slice() throws std::logic_error.
+//   Slices of one track come in time order without overlap, or slice()
+//   throws std::logic_error; a link books its bursts ahead, into gaps
+//   (ucie_link.h), and passes them to booked(), which holds each until
+//   simulated time passes its start.
 // - pe_scheduler's queue occupancy is a counter ("ph":"C", name
 //   "pe_scheduler", series "queue_occupancy"), one event per change.
 // - Flows: one flow from a command's DISPATCH slice to each of its engine
@@ -173,15 +175,31 @@ class TraceTrackProcess {
   // Throws std::logic_error for a track out of range, end < start, or a
   // slice starting before the track's previous one ended.
   void slice(size_t track, const std::string& name, uint64_t start_ps, uint64_t end_ps, uint64_t bytes);
+  // A slice booked at simulated time now_ps, possibly ahead of slices
+  // booked later (a link books each burst in the first idle gap at or after
+  // its arrival: busy_calendar.h), where every later booking starts at or
+  // after its own now_ps. Held until now_ps passes its start, then written
+  // by slice() in start order; finish() writes the rest.
+  void booked(size_t track, std::string name, uint64_t start_ps, uint64_t end_ps, uint64_t bytes,
+              uint64_t now_ps);
 
  private:
   friend class ChromeTrace;
   TraceTrackProcess(ChromeTrace& file, int pid, std::string name, const std::vector<std::string>& tracks);
+  struct Held {
+    uint64_t start_ps, end_ps, bytes;
+    std::string name;
+    bool operator>(const Held& o) const { return start_ps > o.start_ps; }
+  };
+  // Writes the held slices of `track` that start before `before_ps`.
+  void release(size_t track, uint64_t before_ps);
+  void finish();
 
   ChromeTrace& file_;
   const int pid_;
   const std::string name_;
   std::vector<TraceTrackEnd> ends_;  // per track
+  std::vector<std::vector<Held>> held_;  // per track, a min-heap on start_ps
 };
 
 // The trace file: its opening, the processes' events, its closing.
