@@ -285,10 +285,13 @@ TEST(TraceWindowCli, BadValuesAreBadInputBeforeAnyRun) {
   EXPECT_NE(alone.err.find("--trace"), std::string::npos) << alone.err;
 }
 
-TEST(TraceWindowCli, RunAndSystemBenchWriteTheWindow) {
+TEST(TraceWindowCli, RunReplayAndSystemBenchWriteTheWindow) {
   TempDir dir;
+  const std::string stream = dir.file("stream.txt");
+  ASSERT_EQ(kb::test::run_program(KERNBENCH_BIN, {"run", "gemm-composite", "--record", stream}).exit_code, 0);
   const std::vector<std::vector<std::string>> cases = {
       {"run", "gemm-composite"},
+      {"replay", stream},
       {"run", "allreduce", "--param", "sizes=65536", "--param", "algos=ring"},
   };
   for (const auto& base : cases) {
