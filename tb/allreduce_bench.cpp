@@ -86,6 +86,7 @@ nlohmann::json run_allreduce(const BenchParams& p, const PeConfig& cfg, const Sy
       spec.kernel = all_reduce_kernel(algo_of(a), bytes / 4, opt);
       spec.oplog_path = out.oplog;
       spec.trace_path = out.trace;
+      spec.trace_window = out.trace_window;
       spec.vcd_path = out.vcd;
       spec.stats_path = out.stats;
       spec.timeout_s = out.timeout_s;

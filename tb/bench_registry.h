@@ -45,6 +45,7 @@ class BenchParams {
 struct SystemOutputs {
   std::string oplog, trace, vcd, stats;
   double timeout_s = 0;
+  TraceWindow trace_window;  // of the trace (models/trace/chrome_trace.h)
   bool any() const { return !oplog.empty() || !trace.empty() || !vcd.empty() || !stats.empty(); }
 };
 

@@ -126,9 +126,11 @@ int cmd_config(const std::string& config, const std::vector<std::string>& sets) 
 // written by the simulating child process.
 struct Outputs {
   std::string trace, vcd, stats;
+  kb::TraceWindow trace_window;  // --trace-window (issue 16 item 3)
   bool no_summary = false;
   void apply(kb::RunSpec& spec) const {
     spec.trace_path = trace;
+    spec.trace_window = trace_window;
     spec.vcd_path = vcd;
     spec.stats_path = stats;
     spec.summary = !no_summary || !stats.empty();
@@ -139,6 +141,21 @@ void add_output_options(CLI::App* sub, Outputs& o) {
   sub->add_option("--trace", o.trace,
                   "write a Chrome / Perfetto trace (JSON; open in ui.perfetto.dev or chrome://tracing)")
       ->type_name("FILE.json");
+  // Parsed where the text enters: bad values exit 2 before any run.
+  sub->add_option_function<std::string>(
+         "--trace-window",
+         [&o](const std::string& text) {
+           try {
+             o.trace_window = kb::parse_trace_window(text);
+           } catch (const std::invalid_argument& e) {
+             throw CLI::ValidationError("--trace-window", "'" + shown(text) + "': " + e.what());
+           }
+         },
+         "write only the trace events overlapping this span of simulated time (slices kept whole, "
+         "process and thread names always): a whole number of ps or a number with a unit ps, ns, us, "
+         "ms, s, e.g. 100us:250us; for runs whose whole trace is too large for a browser (README)")
+      ->type_name("START:END")
+      ->needs("--trace");
   sub->add_option("--vcd", o.vcd,
                   "write VCD waveforms (GTKWave): engine busy, queue occupancy, PE_CPU state, "
                   "descriptors written")
@@ -185,7 +202,7 @@ int run_system(const kb::Bench& bench, const kb::BenchParams& p, const kb::PeCon
   const auto json_out = open_output(json, "JSON summary");
   nlohmann::json figures;
   try {
-    figures = bench.system(p, cfg, kb::SystemOutputs{oplog, outputs.trace, outputs.vcd, outputs.stats, timeout});
+    figures = bench.system(p, cfg, kb::SystemOutputs{oplog, outputs.trace, outputs.vcd, outputs.stats, timeout, outputs.trace_window});
   } catch (const kb::SystemRunError& e) {
     std::cerr << "kernbench: run '" << bench.name << "' failed: " << e.what() << "\n";
     return kExitRunFailed;

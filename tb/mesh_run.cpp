@@ -72,7 +72,7 @@ MeshRunResult run_mesh_in_process(const MeshRunSpec& spec) {
     if (!spec.stats_path.empty()) stats_out = std::make_unique<OutputFile>(spec.stats_path, "statistics");
     top = std::make_unique<MeshTop>(spec.config);
     const bool keep = oplog_out != nullptr;
-    if (!spec.trace_path.empty()) trace = std::make_unique<ChromeTrace>(trace_out->stream());
+    if (!spec.trace_path.empty()) trace = std::make_unique<ChromeTrace>(trace_out->stream(), spec.trace_window);
     for (size_t g = 0; g < top->size(); ++g) {
       Pe& pe = top->pe(g);
       pe.op_log().configure(keep, "");
@@ -99,7 +99,9 @@ MeshRunResult run_mesh_in_process(const MeshRunSpec& spec) {
       for (size_t i = 0; i < top->links(); ++i) {
         top->link(i).on_record([&link_records, keep, trace_links, i](const LinkRecord& lr) {
           if (trace_links) {
-            trace_links->slice(i, "LINK " + std::to_string(lr.bytes) + " B", lr.start_ps, lr.end_ps, lr.bytes);
+            // Booked ahead in gaps: held until time passes their start.
+            trace_links->booked(i, "LINK " + std::to_string(lr.bytes) + " B", lr.start_ps, lr.end_ps, lr.bytes,
+                                now_ps());
           }
           if (!keep) return;
           OpRecord o;

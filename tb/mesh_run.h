@@ -23,6 +23,7 @@
 
 #include "models/config/pe_config.h"
 #include "models/pe/tl_target.h"
+#include "models/trace/chrome_trace.h"
 #include "models/trace/launch_result.h"
 
 namespace kb {
@@ -34,6 +35,7 @@ struct MeshRunSpec {
   std::vector<uint32_t> pes;    // global PE numbers launched; empty: every PE
   std::string oplog_path;       // non-empty: the merged op log as CSV
   std::string trace_path;       // non-empty: Chrome / Perfetto trace JSON
+  TraceWindow trace_window;     // the span the trace keeps (issue 16 item 3)
   std::string vcd_path;         // non-empty: VCD waveforms
   std::string stats_path;       // non-empty: the run's statistics as JSON (to_json, per PE and totals)
   double timeout_s = 0;         // run_mesh_isolated: > 0 ends the child after this many s

@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 #include <systemc>
 #include <tlm>
@@ -265,6 +268,54 @@ int report_mesh(const std::vector<Row>& rows, const Row* opt2, const PerfOptions
   return rc;
 }
 
+// issue 16 item 3: the trace's cost, (wall with --trace) / (wall without)
+// of the same run, each the whole run_isolated call (fork, simulation,
+// trace written and committed): the median over `repeats` pairs, once with
+// the trace in a file of the temporary directory and once to /dev/null
+// (the writer without the disk).
+void trace_cost(const PerfOptions& o, std::ostream& os) {
+  RunSpec spec;
+  const int64_t ctx = o.context;
+  spec.launches = {{"opt3", [ctx](Tl& tl) { gqa_decode_opt3(tl, gqa(ctx)); }}};
+  const std::string file =
+      (std::filesystem::temp_directory_path() / ("kernbench-perf-trace-" + std::to_string(getpid()) + ".json"))
+          .string();
+  auto wall = [&spec](const std::string& trace, std::string* error) {
+    spec.trace_path = trace;
+    const auto t0 = std::chrono::steady_clock::now();
+    const RunResult r = run_isolated(spec);
+    if (!r.ok) *error = r.error;
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const size_t n = v.size();
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  };
+  std::vector<double> to_file, to_null, plain;
+  std::string error;
+  uintmax_t bytes = 0;
+  for (int i = 0; i < o.repeats && error.empty(); ++i) {
+    const double without = wall("", &error);
+    plain.push_back(without);
+    to_file.push_back(wall(file, &error) / without);
+    std::error_code ec;
+    bytes = std::filesystem::file_size(file, ec);
+    std::filesystem::remove(file, ec);
+    to_null.push_back(wall("/dev/null", &error) / without);
+  }
+  if (!error.empty()) {
+    os << "trace cost: failed: " << error << "\n";
+    return;
+  }
+  char buf[400];
+  std::snprintf(buf, sizeof buf,
+                "trace cost (gqa-decode opt3, context %lld, %.3f s without a trace): wall with --trace / without "
+                "= %.2fx to a file (%.0f MB), %.2fx to /dev/null (median of %d paired runs)\n",
+                (long long)ctx, median(plain), median(to_file), double(bytes) / 1e6, median(to_null), o.repeats);
+  os << buf;
+}
+
 }  // namespace
 
 int run_perf(const PerfOptions& o, std::ostream& os) {
@@ -295,7 +346,8 @@ int run_perf(const PerfOptions& o, std::ostream& os) {
   mesh.erase(std::remove_if(mesh.begin(), mesh.end(),
                             [&](const MeshWorkload& w) { return w.name.find(o.only) == std::string::npos; }),
              mesh.end());
-  if (workloads.empty() && mesh.empty()) {
+  const bool with_trace_cost = std::string("trace cost").find(o.only) != std::string::npos;
+  if (workloads.empty() && mesh.empty() && !with_trace_cost) {
     throw BenchError("perf: no workload name contains '" + o.only +
                      "' (workloads: gqa-decode opt3, gqa-decode opt2, composite GEMM, mesh long-ctx, "
                      "mesh all-reduce)");
@@ -350,6 +402,7 @@ int run_perf(const PerfOptions& o, std::ostream& os) {
       if (r.name.rfind("gqa-decode opt2", 0) == 0 && r.error.empty()) opt2 = &r;
     rc |= report_mesh(mesh_rows, opt2, o, os);
   }
+  if (with_trace_cost) trace_cost(o, os);
   return rc;
 }
 

@@ -129,7 +129,7 @@ RunResult run_in_process(const RunSpec& spec) {
     // streamed (op log file, trace, summary) or just counted.
     pe->op_log().configure(spec.keep_records, spec.oplog_path);
     if (!spec.trace_path.empty()) {
-      trace = std::make_unique<ChromeTrace>(trace_out->stream());
+      trace = std::make_unique<ChromeTrace>(trace_out->stream(), spec.trace_window);
       trace_pe = &trace->add_process(pe->name());  // pid 1, "pe"
       pe->op_log().set_trace(trace_pe);
     }

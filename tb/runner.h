@@ -24,6 +24,7 @@
 
 #include "models/config/pe_config.h"
 #include "models/pe/cpu/pe_cpu.h"
+#include "models/trace/chrome_trace.h"
 #include "models/trace/op_log.h"
 #include "models/trace/stats.h"
 
@@ -41,6 +42,7 @@ struct RunSpec {
   std::string record_path;    // non-empty: write the PE_CPU command stream here
   // Observability outputs, written by the simulating process (the child):
   std::string trace_path;     // non-empty: Chrome / Perfetto trace JSON (models/trace/chrome_trace.h)
+  TraceWindow trace_window;   // the span the trace keeps (issue 16 item 3)
   std::string vcd_path;       // non-empty: VCD waveforms (models/trace/vcd_trace.h)
   std::string stats_path;     // non-empty: statistics JSON (models/trace/stats.h)
   // SystemC time resolution in fs, set before elaboration (a power of ten).

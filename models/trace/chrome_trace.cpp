@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstring>
+#include <functional>
+#include <limits>
 #include <stdexcept>
 #include <utility>
 
@@ -16,29 +19,42 @@ namespace {
 // The division is correctly rounded: the double nearest the exact value.
 double us(uint64_t ps) { return double(ps) / 1e6; }
 
+// Whole picoseconds below 1e15 (1000 s): the exact decimal ps / 1e6 has at
+// most 15 significant digits, so no other decimal as short reads back as
+// the same double us(ps) (DBL_DIG = 15), and it is the one std::to_chars
+// picks for it.
+constexpr uint64_t kExactPsBelow = 1000000000000000ull;
+
+char* write_exact_us(char* p, uint64_t ps) {
+  p = std::to_chars(p, p + 20, ps / 1000000).ptr;
+  uint32_t frac = uint32_t(ps % 1000000);
+  if (frac == 0) return p;
+  int digits = 6;
+  while (frac % 10 == 0) {
+    frac /= 10;
+    --digits;
+  }
+  *p++ = '.';
+  for (int i = digits - 1; i >= 0; --i) {
+    p[i] = char('0' + frac % 10);
+    frac /= 10;
+  }
+  return p + digits;
+}
+
+// us(ps) as write_trace_time writes it.
+char* write_ps_as_us(char* p, uint64_t ps) {
+  if (ps < kExactPsBelow) return write_exact_us(p, ps);
+  return std::to_chars(p, p + kTraceTimeChars, us(ps), std::chars_format::fixed).ptr;
+}
+
+
 const char* category(const OpRecord& r) {
   switch (r.kind) {
     case RecordKind::kStall: return "stall";
     case RecordKind::kCpuCycles: return "cpu_cycles";
     default: return "cmd";  // must equal the flows' category (flows bind by it)
   }
-}
-
-void put_u64(std::string& s, uint64_t v) {
-  char b[24];
-  s.append(b, size_t(std::to_chars(b, b + sizeof b, v).ptr - b));
-}
-
-void put_i64(std::string& s, int64_t v) {
-  char b[24];
-  s.append(b, size_t(std::to_chars(b, b + sizeof b, v).ptr - b));
-}
-
-// The shortest decimal that reads back as `v` (fixed notation), so that a
-// reader gets exactly the double this writer computed with.
-void put_double(std::string& s, double v) {
-  char b[400];
-  s.append(b, size_t(std::to_chars(b, b + sizeof b, v, std::chars_format::fixed).ptr - b));
 }
 
 // The length of the well-formed UTF-8 sequence at p (at most n bytes), or 0.
@@ -64,59 +80,99 @@ size_t utf8_length(const unsigned char* p, size_t n) {
   return len;
 }
 
-// The inside of a JSON string: quotes, backslashes and control characters
-// escaped, bytes that are not UTF-8 replaced by U+FFFD (names come from
-// kernels and files).
-void put_string_body(std::string& s, const char* str, size_t n) {
-  static const char kHex[] = "0123456789abcdef";
-  const auto* p = reinterpret_cast<const unsigned char*>(str);
-  for (size_t i = 0; i < n;) {
-    size_t run = i;  // plain ASCII, copied as is
-    while (run < n && p[run] >= 0x20 && p[run] < 0x80 && p[run] != '"' && p[run] != '\\') ++run;
-    s.append(str + i, run - i);
-    i = run;
-    if (i == n) break;
-    const unsigned char c = p[i];
-    if (c == '"' || c == '\\') {
-      s += '\\';
-      s += char(c);
-      ++i;
-    } else if (c < 0x20) {
-      s += "\\u00";
-      s += kHex[c >> 4];
-      s += kHex[c & 15];
-      ++i;
-    } else if (c < 0x80) {
-      s += char(c);
-      ++i;
-    } else if (const size_t len = utf8_length(p + i, n - i)) {
-      s.append(str + i, len);
-      i += len;
+// Room an event needs besides its strings (numbers, keys, a fallback
+// double of up to 309 integer digits), and per byte of an escaped string
+// ("\u00XX", "\ufffd").
+constexpr size_t kEventRoom = 2048;
+constexpr size_t kEscapedRoom = 6;
+
+// Bytes a JSON string holds as they are: printable ASCII but '"' and '\\'.
+struct PlainBytes {
+  bool is[256] = {};
+  constexpr PlainBytes() {
+    for (int c = 0x20; c < 0x80; ++c) is[c] = c != '"' && c != '\\';
+  }
+  constexpr bool operator[](unsigned char c) const { return is[c]; }
+};
+constexpr PlainBytes kPlain;
+
+// Writes into room reserved in ChromeTrace's buffer (issue 16 item 3: no
+// std::string appends, no strlen of literals, no temporaries).
+struct Out {
+  char* p;
+  template <size_t N>
+  void lit(const char (&s)[N]) {
+    std::memcpy(p, s, N - 1);
+    p += N - 1;
+  }
+  void ch(char c) { *p++ = c; }
+  // Most numbers of a trace (pid, tid, tile, small counts) have one or two
+  // digits: written without std::to_chars's length search.
+  void u64(uint64_t v) {
+    if (v < 10) {
+      *p++ = char('0' + v);
+    } else if (v < 100) {
+      p[0] = char('0' + v / 10);
+      p[1] = char('0' + v % 10);
+      p += 2;
     } else {
-      s += "\\ufffd";
-      ++i;
+      p = std::to_chars(p, p + 20, v).ptr;
     }
   }
-}
-
-void put_string(std::string& s, const char* str, size_t n) {
-  s += '"';
-  put_string_body(s, str, n);
-  s += '"';
-}
-
-void put_string(std::string& s, const std::string& str) { put_string(s, str.data(), str.size()); }
-void put_string(std::string& s, const char* str) { put_string(s, str, std::char_traits<char>::length(str)); }
-void put_string_body(std::string& s, const char* str) {
-  put_string_body(s, str, std::char_traits<char>::length(str));
-}
-
-// Appends `"key":` to s.
-void put_key(std::string& s, const char* key) {
-  s += '"';
-  s += key;
-  s += "\":";
-}
+  void i64(int64_t v) {
+    if (v >= 0) u64(uint64_t(v));
+    else p = std::to_chars(p, p + 20, v).ptr;
+  }
+  void time(double v) { p = write_trace_time(p, v); }
+  void time_ps(uint64_t ps) { p = write_ps_as_us(p, ps); }  // us(ps), without a division
+  // A slice's ts: us(start_ps) when `exact` (TraceTrackEnd::next_ts).
+  void ts(double v, uint64_t start_ps, bool exact) { p = exact ? write_ps_as_us(p, start_ps) : write_trace_time(p, v); }
+  // The inside of a JSON string: quotes, backslashes and control characters
+  // escaped, bytes that are not UTF-8 replaced by U+FFFD (names come from
+  // kernels and files).
+  void str_body(const char* str, size_t n) {
+    static const char kHex[] = "0123456789abcdef";
+    const auto* s = reinterpret_cast<const unsigned char*>(str);
+    for (size_t i = 0; i < n;) {
+      size_t run = i;  // plain ASCII, copied as is
+      while (run < n && kPlain[s[run]]) ++run;
+      std::memcpy(p, str + i, run - i);
+      p += run - i;
+      i = run;
+      if (i == n) break;
+      const unsigned char c = s[i];
+      if (c == '"' || c == '\\') {
+        *p++ = '\\';
+        *p++ = char(c);
+        ++i;
+      } else if (c < 0x20) {
+        lit("\\u00");
+        *p++ = kHex[c >> 4];
+        *p++ = kHex[c & 15];
+        ++i;
+      } else if (const size_t len = utf8_length(s + i, n - i)) {
+        std::memcpy(p, str + i, len);
+        p += len;
+        i += len;
+      } else {
+        lit("\\ufffd");
+        ++i;
+      }
+    }
+  }
+  void str(const char* s, size_t n) {
+    *p++ = '"';
+    str_body(s, n);
+    *p++ = '"';
+  }
+  // `"key":`
+  template <size_t N>
+  void key(const char (&k)[N]) {
+    *p++ = '"';
+    lit(k);
+    lit("\":");
+  }
+};
 
 }  // namespace
 
@@ -131,13 +187,91 @@ std::string trace_slice_name(const OpRecord& r) {
   return s;
 }
 
-ChromeTrace::ChromeTrace(std::ostream& out) : out_(out) {
-  buf_.reserve(1 << 17);
-  buf_ += "{\"otherData\":{\"generator\":\"kernbench-sc\",\"schema_version\":";
-  put_i64(buf_, kSchemaVersion);
-  buf_ +=
-      ",\"time_unit\":\"ts and dur in microseconds; "
-      "args.start_ps / end_ps exact picoseconds\"},\n\"traceEvents\":[";
+char* write_trace_time(char* p, double v) {
+  if (v >= 0 && !std::signbit(v) && v < 1e9) {
+    const uint64_t ps = uint64_t(v * 1e6 + 0.5);
+    if (ps < kExactPsBelow && us(ps) == v) return write_exact_us(p, ps);
+  }
+  return std::to_chars(p, p + kTraceTimeChars, v, std::chars_format::fixed).ptr;
+}
+
+namespace {
+
+// "1.5us" -> 1500000; false for garbage or overflow.
+bool parse_time_ps(const std::string& text, uint64_t& ps) {
+  static const std::pair<const char*, uint64_t> kUnits[] = {
+      {"ps", 1}, {"ns", 1000}, {"us", 1000000}, {"ms", 1000000000}, {"s", 1000000000000}};
+  size_t digits_end = 0;
+  while (digits_end < text.size() && (std::isdigit(static_cast<unsigned char>(text[digits_end])) || text[digits_end] == '.'))
+    ++digits_end;
+  const std::string number = text.substr(0, digits_end), unit = text.substr(digits_end);
+  uint64_t scale = 0;
+  if (unit.empty()) scale = 1;  // plain picoseconds
+  for (const auto& [name, s] : kUnits)
+    if (unit == name) scale = s;
+  const size_t dot = number.find('.');
+  const std::string whole = number.substr(0, dot);
+  const std::string frac = dot == std::string::npos ? "" : number.substr(dot + 1);
+  if (scale == 0 || whole.empty() || (dot != std::string::npos && frac.empty()) ||
+      frac.find('.') != std::string::npos)
+    return false;
+  constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
+  uint64_t w = 0;
+  for (char c : whole) {
+    if (w > (kMax - uint64_t(c - '0')) / 10) return false;
+    w = w * 10 + uint64_t(c - '0');
+  }
+  if (w > kMax / scale) return false;
+  ps = w * scale;
+  // The fraction must come to whole picoseconds.
+  uint64_t place = scale;
+  for (char c : frac) {
+    const uint64_t d = uint64_t(c - '0');
+    if (place % 10 != 0) {
+      if (d != 0) return false;
+      continue;
+    }
+    place /= 10;
+    if (ps > kMax - d * place) return false;
+    ps += d * place;
+  }
+  return true;
+}
+
+}  // namespace
+
+TraceWindow parse_trace_window(const std::string& text) {
+  const size_t colon = text.find(':');
+  TraceWindow w;
+  if (colon == std::string::npos || !parse_time_ps(text.substr(0, colon), w.start_ps) ||
+      !parse_time_ps(text.substr(colon + 1), w.end_ps)) {
+    throw std::invalid_argument(
+        "expected START:END in simulated time, each a whole number of ps or a number with a unit "
+        "ps, ns, us, ms or s that comes to whole picoseconds (e.g. 100us:250us), at most 2^64-1 ps");
+  }
+  if (w.start_ps >= w.end_ps) {
+    throw std::invalid_argument("START (" + std::to_string(w.start_ps) + " ps) must be before END (" +
+                                std::to_string(w.end_ps) + " ps)");
+  }
+  return w;
+}
+
+ChromeTrace::ChromeTrace(std::ostream& out, TraceWindow window) : out_(out), window_(window) {
+  buf_.reset(new char[kBufferBytes]);
+  cap_ = kBufferBytes;
+  Out o{room(kEventRoom)};
+  o.lit("{\"otherData\":{\"generator\":\"kernbench-sc\",\"schema_version\":");
+  o.i64(kSchemaVersion);
+  o.lit(",\"time_unit\":\"ts and dur in microseconds; args.start_ps / end_ps exact picoseconds\"");
+  if (!window_.whole()) {  // issue 16 item 3
+    o.lit(",\"trace_window\":{\"start_ps\":");
+    o.u64(window_.start_ps);
+    o.lit(",\"end_ps\":");
+    o.u64(window_.end_ps);
+    o.ch('}');
+  }
+  o.lit("},\n\"traceEvents\":[");
+  done(o.p);
 }
 
 void ChromeTrace::check_new_process_name(const std::string& name) const {
@@ -191,25 +325,27 @@ void TraceProcess::name_track(Component c) {
 
 void ChromeTrace::metadata(int pid, const char* what, int tid, const char* key, const std::string& value,
                            int sort) {
-  begin_event();
-  buf_ += "{\"ph\":\"M\",\"pid\":";
-  put_i64(buf_, pid);
+  Out o{begin_event(kEventRoom + kEscapedRoom * (std::strlen(what) + std::strlen(key) + value.size()))};
+  o.lit("{\"ph\":\"M\",\"pid\":");
+  o.i64(pid);
   if (tid >= 0) {
-    buf_ += ",\"tid\":";
-    put_i64(buf_, tid);
+    o.lit(",\"tid\":");
+    o.i64(tid);
   }
-  buf_ += ",\"name\":";
-  put_string(buf_, what);
-  buf_ += ",\"args\":{";
-  put_key(buf_, key);
-  if (sort >= 0) put_i64(buf_, sort);
-  else put_string(buf_, value);
-  buf_ += "}}";
+  o.lit(",\"name\":");
+  o.str(what, std::strlen(what));
+  o.lit(",\"args\":{\"");
+  o.str_body(key, std::strlen(key));
+  o.lit("\":");
+  if (sort >= 0) o.i64(sort);
+  else o.str(value.data(), value.size());
+  o.lit("}}");
+  done(o.p);
 }
 
 TraceTrackProcess::TraceTrackProcess(ChromeTrace& file, int pid, std::string name,
                                      const std::vector<std::string>& tracks)
-    : file_(file), pid_(pid), name_(std::move(name)), ends_(tracks.size()) {
+    : file_(file), pid_(pid), name_(std::move(name)), ends_(tracks.size()), held_(tracks.size()) {
   file_.metadata(pid_, "process_name", -1, "name", name_, -1);
   for (size_t i = 0; i < tracks.size(); ++i) {
     const int tid = int(i) + 1;
@@ -232,190 +368,279 @@ void TraceTrackProcess::slice(size_t track, const std::string& name, uint64_t st
                            "' is reversed or starts before the previous one ended (" + std::to_string(last.ps) +
                            " ps)");
   }
-  const double ts = last.next_ts(start_ps, end_ps);
-  std::string& buf = file_.buf_;
-  file_.begin_event();
-  buf += "{\"ph\":\"X\",\"pid\":";
-  put_i64(buf, pid_);
-  buf += ",\"tid\":";
-  put_i64(buf, int64_t(track) + 1);
-  buf += ",\"cat\":\"link\",\"name\":";
-  put_string(buf, name);
-  buf += ",\"ts\":";
-  put_double(buf, ts);
-  buf += ",\"dur\":";
-  put_double(buf, us(end_ps - start_ps));
-  buf += ",\"args\":{\"start_ps\":";
-  put_u64(buf, start_ps);
-  buf += ",\"end_ps\":";
-  put_u64(buf, end_ps);
-  buf += ",\"bytes\":";
-  put_u64(buf, bytes);
-  buf += "}}";
+  bool exact = false;
+  const double ts = last.next_ts(start_ps, end_ps, &exact);  // outside the window too: ts as in the whole trace
+  if (!file_.window_.keeps(start_ps, end_ps)) return;
+  Out o{file_.begin_event(kEventRoom + kEscapedRoom * name.size())};
+  o.lit("{\"ph\":\"X\",\"pid\":");
+  o.i64(pid_);
+  o.lit(",\"tid\":");
+  o.i64(int64_t(track) + 1);
+  o.lit(",\"cat\":\"link\",\"name\":");
+  o.str(name.data(), name.size());
+  o.lit(",\"ts\":");
+  o.ts(ts, start_ps, exact);
+  o.lit(",\"dur\":");
+  o.time_ps(end_ps - start_ps);
+  o.lit(",\"args\":{\"start_ps\":");
+  o.u64(start_ps);
+  o.lit(",\"end_ps\":");
+  o.u64(end_ps);
+  o.lit(",\"bytes\":");
+  o.u64(bytes);
+  o.lit("}}");
+  file_.done(o.p);
   file_.flush_if_full();
 }
 
-void ChromeTrace::begin_event() {
+void TraceTrackProcess::booked(size_t track, std::string name, uint64_t start_ps, uint64_t end_ps, uint64_t bytes,
+                               uint64_t now_ps) {
+  if (track >= held_.size()) {
+    throw std::logic_error("ChromeTrace: '" + name_ + "' has no track " + std::to_string(track));
+  }
+  std::vector<Held>& h = held_[track];
+  h.push_back({start_ps, end_ps, bytes, std::move(name)});
+  std::push_heap(h.begin(), h.end(), std::greater<>());
+  release(track, now_ps);
+}
+
+void TraceTrackProcess::release(size_t track, uint64_t before_ps) {
+  std::vector<Held>& h = held_[track];
+  while (!h.empty() && h.front().start_ps < before_ps) {
+    std::pop_heap(h.begin(), h.end(), std::greater<>());
+    const Held next = std::move(h.back());
+    h.pop_back();
+    slice(track, next.name, next.start_ps, next.end_ps, next.bytes);
+  }
+}
+
+void TraceTrackProcess::finish() {
+  for (size_t t = 0; t < held_.size(); ++t) release(t, std::numeric_limits<uint64_t>::max());
+  for (size_t t = 0; t < held_.size(); ++t) {  // a slice at 2^64-1 ps
+    for (const Held& x : held_[t]) slice(t, x.name, x.start_ps, x.end_ps, x.bytes);
+    held_[t].clear();
+  }
+}
+
+char* ChromeTrace::room(size_t n) {
+  if (len_ + n > cap_) {
+    write_out();
+    if (n > cap_) {  // an event with very long names
+      buf_.reset(new char[n]);
+      cap_ = n;
+    }
+  }
+  return buf_.get() + len_;
+}
+
+char* ChromeTrace::begin_event(size_t n) {
   if (finished_) throw std::logic_error("ChromeTrace: event after finish()");
-  buf_ += first_event_ ? "\n" : ",\n";
+  Out o{room(n + 2)};
+  if (!first_event_) o.ch(',');
+  o.ch('\n');
   first_event_ = false;
+  return o.p;
+}
+
+void ChromeTrace::write_out() {
+  out_.write(buf_.get(), std::streamsize(len_));
+  len_ = 0;
 }
 
 void ChromeTrace::flush_if_full() {
-  if (buf_.size() < (1 << 16)) return;
-  out_.write(buf_.data(), std::streamsize(buf_.size()));
-  buf_.clear();
+  if (len_ >= kFlushBytes) write_out();
 }
 
-double TraceTrackEnd::next_ts(uint64_t start_ps, uint64_t end_ps) {
-  double ts = kb::us(start_ps);
+double TraceTrackEnd::next_ts(uint64_t start_ps, uint64_t end_ps, bool* exact) {
+  const double start_us = kb::us(start_ps);
+  double ts = start_us;
   // Only after the previous slice: an overlap in picoseconds stays one.
   if (start_ps >= ps) ts = std::max(ts, us);
+  if (exact) *exact = ts == start_us;
   ps = end_ps;
   us = ts + kb::us(end_ps - start_ps);  // as a reader computes the end
   return ts;
 }
 
 void TraceProcess::record(const OpRecord& r) {
-  std::string& buf = file_.buf_;
   const int tid = trace_tid(r.component);
   if (!named_[int(r.component)] && kComponents[int(r.component)].busy) name_track(r.component);
-  const double ts = track_end_[tid].next_ts(r.start_ps, r.end_ps);
-  const char* cat = category(r);
-  file_.begin_event();
-  buf += "{\"ph\":\"X\",\"pid\":";
-  put_i64(buf, pid_);
-  buf += ",\"tid\":";
-  put_i64(buf, tid);
-  buf += ",\"cat\":";
-  put_string(buf, cat);
-  buf += ",\"name\":\"";  // trace_slice_name(r), without a temporary string
-  put_string_body(buf, *r.cmd_type ? r.cmd_type : "?");
-  buf += ' ';
-  put_string_body(buf, to_string(r.kind));
-  if (*r.op) {
-    buf += ' ';
-    put_string_body(buf, r.op);
-  }
-  buf += "\",\"ts\":";
-  put_double(buf, ts);
-  buf += ",\"dur\":";
-  put_double(buf, us(r.end_ps - r.start_ps));
-  if (r.kind == RecordKind::kStall) buf += ",\"cname\":\"terrible\"";  // chrome://tracing colour
-  buf += ",\"args\":{\"cmd_id\":";
-  put_u64(buf, r.cmd_id);
-  buf += ",\"cmd_type\":";
-  put_string(buf, r.cmd_type);
-  buf += ",\"kind\":";
-  put_string(buf, to_string(r.kind));
-  buf += ",\"tile\":";
-  put_i64(buf, r.tile);
-  buf += ",\"bytes\":";
-  put_u64(buf, r.bytes);
-  buf += ",\"start_ps\":";
-  put_u64(buf, r.start_ps);
-  buf += ",\"end_ps\":";
-  put_u64(buf, r.end_ps);
-  if (*r.op) {
-    buf += ",\"op\":";
-    put_string(buf, r.op);
-  }
-  if (r.elements) {
-    buf += ",\"elements\":";
-    put_u64(buf, r.elements);
-  }
-  if (r.kind == RecordKind::kDispatch || r.kind == RecordKind::kCpuCycles) {
-    buf += ",\"logical_bytes\":";
-    put_u64(buf, r.logical_bytes);
-    buf += ",\"dispatch_cycles_exact\":";
-    if (std::isfinite(r.dispatch_cycles_exact)) {  // shortest round-trip, as the op log
-      char b[32];
-      buf.append(b, size_t(std::to_chars(b, b + sizeof b, r.dispatch_cycles_exact).ptr - b));
-    } else {
-      buf += "null";
-    }
-    buf += ",\"dispatch_cycles_charged\":";
-    put_u64(buf, r.dispatch_cycles_charged);
-  }
-  buf += "}}";
-
+  // ts and flow ids are computed for every record, so that a window's
+  // events are the whole trace's, byte for byte.
+  bool exact = false;
+  const double ts = track_end_[tid].next_ts(r.start_ps, r.end_ps, &exact);
+  const bool kept = file_.window_.keeps(r.start_ps, r.end_ps);
   // Flows link a command's DISPATCH to each of its stages. The DevTools
   // engine binds a flow event to the slice with its ts, pid, tid and cat,
   // and keeps one slice per ts in a flow: so one flow per (DISPATCH, stage)
   // pair, whose two ts differ (the stage starts after the dispatch ends).
   // Zero-length slices are left out: they can share a ts with a neighbour.
+  // In a window, a flow is written when both of its slices are.
+  uint64_t flow_id = 0;
+  const Dispatch* flow_from = nullptr;
   if (r.cmd_id != 0 && r.end_ps > r.start_ps) {
     if (r.kind == RecordKind::kDispatch) {
-      dispatch_ts_[r.cmd_id] = ts;
+      dispatch_ts_[r.cmd_id] = {ts, r.start_ps, exact, kept};
     } else if (r.kind != RecordKind::kStall && r.kind != RecordKind::kCpuCycles) {
       const auto it = dispatch_ts_.find(r.cmd_id);
       if (it != dispatch_ts_.end()) {
         const uint64_t id = file_.next_flow_id_++;
-        auto flow_point = [&](const char* ph, int point_tid, double point_ts) {
-          file_.begin_event();
-          buf += "{\"ph\":\"";
-          buf += ph;
-          buf += "\",\"pid\":";
-          put_i64(buf, pid_);
-          buf += ",\"tid\":";
-          put_i64(buf, point_tid);
-          buf += ",\"cat\":\"cmd\",\"name\":\"cmd ";
-          put_u64(buf, r.cmd_id);
-          buf += "\",\"id\":";
-          put_u64(buf, id);
-          buf += ",\"bp\":\"e\",\"ts\":";
-          put_double(buf, point_ts);
-          buf += '}';
-        };
-        flow_point("s", trace_tid(Component::kPeCpu), it->second);
-        flow_point("f", tid, ts);
+        if (kept && it->second.kept) {
+          flow_id = id;
+          flow_from = &it->second;
+        }
       }
     }
   }
+  if (!kept) return;
+  const char* cmd_type = *r.cmd_type ? r.cmd_type : "?";
+  const size_t cmd_type_len = std::strlen(cmd_type), op_len = std::strlen(r.op);
+  const char* kind = to_string(r.kind);
+  const size_t kind_len = std::strlen(kind);
+  Out o{file_.begin_event(3 * kEventRoom + kEscapedRoom * 2 * (cmd_type_len + op_len + kind_len))};
+  o.lit("{\"ph\":\"X\",\"pid\":");
+  o.i64(pid_);
+  o.lit(",\"tid\":");
+  o.i64(tid);
+  o.lit(",\"cat\":\"");
+  o.str_body(category(r), std::strlen(category(r)));
+  o.lit("\",\"name\":\"");  // trace_slice_name(r), without a temporary string
+  o.str_body(cmd_type, cmd_type_len);
+  o.ch(' ');
+  o.str_body(kind, kind_len);
+  if (op_len) {
+    o.ch(' ');
+    o.str_body(r.op, op_len);
+  }
+  o.lit("\",\"ts\":");
+  o.ts(ts, r.start_ps, exact);
+  o.lit(",\"dur\":");
+  o.time_ps(r.end_ps - r.start_ps);
+  if (r.kind == RecordKind::kStall) o.lit(",\"cname\":\"terrible\"");  // chrome://tracing colour
+  o.lit(",\"args\":{\"cmd_id\":");
+  o.u64(r.cmd_id);
+  o.lit(",\"cmd_type\":");
+  o.str(r.cmd_type, std::strlen(r.cmd_type));
+  o.lit(",\"kind\":");
+  o.str(kind, kind_len);
+  o.lit(",\"tile\":");
+  o.i64(r.tile);
+  o.lit(",\"bytes\":");
+  o.u64(r.bytes);
+  o.lit(",\"start_ps\":");
+  o.u64(r.start_ps);
+  o.lit(",\"end_ps\":");
+  o.u64(r.end_ps);
+  if (op_len) {
+    o.lit(",\"op\":");
+    o.str(r.op, op_len);
+  }
+  if (r.elements) {
+    o.lit(",\"elements\":");
+    o.u64(r.elements);
+  }
+  if (r.kind == RecordKind::kDispatch || r.kind == RecordKind::kCpuCycles) {
+    o.lit(",\"logical_bytes\":");
+    o.u64(r.logical_bytes);
+    o.lit(",\"dispatch_cycles_exact\":");
+    if (std::isfinite(r.dispatch_cycles_exact)) {  // shortest round-trip, as the op log
+      o.p = std::to_chars(o.p, o.p + 32, r.dispatch_cycles_exact).ptr;
+    } else {
+      o.lit("null");
+    }
+    o.lit(",\"dispatch_cycles_charged\":");
+    o.u64(r.dispatch_cycles_charged);
+  }
+  o.lit("}}");
+  if (flow_id) {
+    auto flow_point = [&](char ph, int point_tid, const Dispatch& at) {
+      o.lit(",\n{\"ph\":\"");
+      o.ch(ph);
+      o.lit("\",\"pid\":");
+      o.i64(pid_);
+      o.lit(",\"tid\":");
+      o.i64(point_tid);
+      o.lit(",\"cat\":\"cmd\",\"name\":\"cmd ");
+      o.u64(r.cmd_id);
+      o.lit("\",\"id\":");
+      o.u64(flow_id);
+      o.lit(",\"bp\":\"e\",\"ts\":");
+      o.ts(at.ts, at.start_ps, at.exact);
+      o.ch('}');
+    };
+    flow_point('s', trace_tid(Component::kPeCpu), *flow_from);
+    flow_point('f', tid, Dispatch{ts, r.start_ps, exact, true});
+  }
+  file_.done(o.p);
   file_.flush_if_full();
 }
 
 void TraceProcess::counter(const CounterSample& s) {
-  std::string& buf = file_.buf_;
-  file_.begin_event();
-  buf += "{\"ph\":\"C\",\"pid\":";
-  put_i64(buf, pid_);
-  buf += ",\"name\":\"pe_scheduler\",\"ts\":";
-  put_double(buf, us(s.time_ps));
-  buf += ",\"args\":{\"queue_occupancy\":";
-  put_u64(buf, s.value);
-  buf += "}}";
+  // A sample holds until the next one: in a window, the last one before it
+  // is written too (when the next is later than the window's start), so the
+  // counter opens with its value.
+  const TraceWindow& w = file_.window_;
+  if (s.time_ps < w.start_ps) {
+    pending_ = s;
+    has_pending_ = true;
+    return;
+  }
+  if (has_pending_ && s.time_ps > w.start_ps) write_counter(pending_);
+  has_pending_ = false;
+  if (s.time_ps < w.end_ps) write_counter(s);
+}
+
+void TraceProcess::finish() {
+  if (has_pending_) write_counter(pending_);  // no sample in or after the window
+  has_pending_ = false;
+}
+
+void TraceProcess::write_counter(const CounterSample& s) {
+  Out o{file_.begin_event(kEventRoom)};
+  o.lit("{\"ph\":\"C\",\"pid\":");
+  o.i64(pid_);
+  o.lit(",\"name\":\"pe_scheduler\",\"ts\":");
+  o.time_ps(s.time_ps);
+  o.lit(",\"args\":{\"queue_occupancy\":");
+  o.u64(s.value);
+  o.lit("}}");
+  file_.done(o.p);
   file_.flush_if_full();
 }
 
 void TraceProcess::launch(const TraceSpan& l) {
-  std::string& buf = file_.buf_;
-  const double ts = track_end_[kLaunchTid].next_ts(l.start_ps, l.end_ps);
-  file_.begin_event();
-  buf += "{\"ph\":\"X\",\"pid\":";
-  put_i64(buf, pid_);
-  buf += ",\"tid\":";
-  put_i64(buf, kLaunchTid);
-  buf += ",\"cat\":\"launch\",\"name\":";
-  put_string(buf, l.name);
-  buf += ",\"ts\":";
-  put_double(buf, ts);
-  buf += ",\"dur\":";
-  put_double(buf, us(l.end_ps - l.start_ps));
-  buf += ",\"args\":{\"start_ps\":";
-  put_u64(buf, l.start_ps);
-  buf += ",\"end_ps\":";
-  put_u64(buf, l.end_ps);
-  buf += "}}";
+  bool exact = false;
+  const double ts = track_end_[kLaunchTid].next_ts(l.start_ps, l.end_ps, &exact);
+  if (!file_.window_.keeps(l.start_ps, l.end_ps)) return;
+  Out o{file_.begin_event(kEventRoom + kEscapedRoom * l.name.size())};
+  o.lit("{\"ph\":\"X\",\"pid\":");
+  o.i64(pid_);
+  o.lit(",\"tid\":");
+  o.i64(kLaunchTid);
+  o.lit(",\"cat\":\"launch\",\"name\":");
+  o.str(l.name.data(), l.name.size());
+  o.lit(",\"ts\":");
+  o.ts(ts, l.start_ps, exact);
+  o.lit(",\"dur\":");
+  o.time_ps(l.end_ps - l.start_ps);
+  o.lit(",\"args\":{\"start_ps\":");
+  o.u64(l.start_ps);
+  o.lit(",\"end_ps\":");
+  o.u64(l.end_ps);
+  o.lit("}}");
+  file_.done(o.p);
   file_.flush_if_full();
 }
 
 void ChromeTrace::finish() {
   if (finished_) return;
-  buf_ += "\n]}\n";
+  for (auto& p : processes_) p->finish();
+  for (auto& p : track_processes_) p->finish();
+  Out o{room(8)};
+  o.lit("\n]}\n");
+  done(o.p);
   finished_ = true;
-  out_.write(buf_.data(), std::streamsize(buf_.size()));
-  buf_.clear();
+  write_out();
   out_.flush();
 }
 

@@ -30,8 +30,10 @@
 //   processes, one track per link direction ("link.c0-c1"). Its slices are
 //   "ph":"X" with cat "link", a name from the caller ("LINK 4096 B") and
 //   args start_ps, end_ps, bytes; the ts rule below holds for them too.
-//   Slices of one track come in time order without overlap (a link's
-//   bursts do: ucie_link.h), or slice() throws std::logic_error.
+//   Slices of one track come in time order without overlap, or slice()
+//   throws std::logic_error; a link books its bursts ahead, into gaps
+//   (ucie_link.h), and passes them to booked(), which holds each until
+//   simulated time passes its start.
 // - pe_scheduler's queue occupancy is a counter ("ph":"C", name
 //   "pe_scheduler", series "queue_occupancy"), one event per change.
 // - Flows: one flow from a command's DISPATCH slice to each of its engine
@@ -40,10 +42,20 @@
 //   has the ts, pid, tid and cat of the slice it binds to, as the Chrome
 //   DevTools trace engine binds flows. Zero-length slices are not linked.
 //   Flow ids count over the whole file, so no two processes share one.
+// - A window (issue 16 item 3, TraceWindow): only the events overlapping
+//   [start_ps, end_ps) of simulated time are written, kept whole (not
+//   clipped: args keep the exact start_ps / end_ps, and each event is the
+//   whole trace's, byte for byte: same ts, same flow ids). A slice [s, e)
+//   is written when s < end_ps and e > start_ps, a zero-length one when
+//   start_ps <= s < end_ps; a flow when both of its slices are; a counter
+//   sample holds until the next one, so the last one before start_ps is
+//   written too when the next is later than start_ps. Metadata (process
+//   and thread names) is always written. otherData carries "trace_window".
 // Deterministic: the same inputs give the same bytes.
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -59,6 +71,31 @@ struct TraceSpan {
   std::string name;
   uint64_t start_ps = 0, end_ps = 0;
 };
+
+// The span of simulated time a trace keeps (issue 16 item 3); the default
+// keeps everything.
+struct TraceWindow {
+  uint64_t start_ps = 0;
+  uint64_t end_ps = std::numeric_limits<uint64_t>::max();
+  bool whole() const { return start_ps == 0 && end_ps == std::numeric_limits<uint64_t>::max(); }
+  // Whether a slice [s, e) overlaps the window (see the file comment).
+  bool keeps(uint64_t s, uint64_t e) const {
+    return whole() || (s < end_ps && (e > start_ps || (s == e && s >= start_ps)));
+  }
+};
+
+// "START:END", each a whole number of picoseconds or a decimal with a unit
+// (ps, ns, us, ms, s) that comes to whole picoseconds: "100us:250us",
+// "1.5ms:2ms", "0:5000000". Throws std::invalid_argument with a message
+// for garbage, a value above 2^64-1 ps, or START >= END.
+TraceWindow parse_trace_window(const std::string& text);
+
+// Writes the text of a time in microseconds as the trace does: the shortest
+// decimal that reads back as v, fixed notation (std::to_chars), computed
+// without std::to_chars's search for v = a whole number of ps below 1000 s.
+// p needs room for kTraceTimeChars.
+constexpr size_t kTraceTimeChars = 400;
+char* write_trace_time(char* p, double v);
 
 constexpr int kTracePid = 1;  // the first process's (a single PE's) pid
 // 7: the tids of a single-PE trace stay what they were; PE_IPC (optional,
@@ -77,8 +114,9 @@ class ChromeTrace;
 struct TraceTrackEnd {
   uint64_t ps = 0;
   double us = 0;
-  // The ts to write for a slice [start_ps, end_ps) on this track.
-  double next_ts(uint64_t start_ps, uint64_t end_ps);
+  // The ts to write for a slice [start_ps, end_ps) on this track; *exact
+  // (when given) tells whether it is us(start_ps).
+  double next_ts(uint64_t start_ps, uint64_t end_ps, bool* exact = nullptr);
 };
 
 // One PE's tracks in a trace file: what its op log, occupancy probe and
@@ -102,6 +140,10 @@ class TraceProcess {
   friend class ChromeTrace;
   // Writes the process's and its threads' names.
   TraceProcess(ChromeTrace& file, int pid, std::string name);
+  void write_counter(const CounterSample& s);
+  void finish();  // a window's held counter sample
+  CounterSample pending_;  // the last sample before a window's start
+  bool has_pending_ = false;
   ChromeTrace& file_;
   const int pid_;
   const std::string name_;
@@ -109,8 +151,15 @@ class TraceProcess {
   // Names a component's thread track (metadata events).
   void name_track(Component c);
   bool named_[kNumComponents] = {};  // optional tracks are named at their first slice
-  // ts of the DISPATCH slice of every command accepted but not completed.
-  std::unordered_map<uint64_t, double> dispatch_ts_;
+  // The DISPATCH slice of every command accepted but not completed: its
+  // ts, and whether a window kept it.
+  struct Dispatch {
+    double ts;
+    uint64_t start_ps;
+    bool exact;  // ts == us(start_ps)
+    bool kept;
+  };
+  std::unordered_map<uint64_t, Dispatch> dispatch_ts_;
 };
 
 // A process of caller-named thread tracks (a mesh's links).
@@ -126,23 +175,40 @@ class TraceTrackProcess {
   // Throws std::logic_error for a track out of range, end < start, or a
   // slice starting before the track's previous one ended.
   void slice(size_t track, const std::string& name, uint64_t start_ps, uint64_t end_ps, uint64_t bytes);
+  // A slice booked at simulated time now_ps, possibly ahead of slices
+  // booked later (a link books each burst in the first idle gap at or after
+  // its arrival: busy_calendar.h), where every later booking starts at or
+  // after its own now_ps. Held until now_ps passes its start, then written
+  // by slice() in start order; finish() writes the rest.
+  void booked(size_t track, std::string name, uint64_t start_ps, uint64_t end_ps, uint64_t bytes,
+              uint64_t now_ps);
 
  private:
   friend class ChromeTrace;
   TraceTrackProcess(ChromeTrace& file, int pid, std::string name, const std::vector<std::string>& tracks);
+  struct Held {
+    uint64_t start_ps, end_ps, bytes;
+    std::string name;
+    bool operator>(const Held& o) const { return start_ps > o.start_ps; }
+  };
+  // Writes the held slices of `track` that start before `before_ps`.
+  void release(size_t track, uint64_t before_ps);
+  void finish();
 
   ChromeTrace& file_;
   const int pid_;
   const std::string name_;
   std::vector<TraceTrackEnd> ends_;  // per track
+  std::vector<std::vector<Held>> held_;  // per track, a min-heap on start_ps
 };
 
 // The trace file: its opening, the processes' events, its closing.
 class ChromeTrace {
  public:
   // Writes the opening of the file (with "otherData") to `out`. Write
-  // errors are the stream's (OutputFile reports them at commit()).
-  explicit ChromeTrace(std::ostream& out);
+  // errors are the stream's (OutputFile reports them at commit()). Only
+  // the events overlapping `window` are written.
+  explicit ChromeTrace(std::ostream& out, TraceWindow window = {});
   ChromeTrace(const ChromeTrace&) = delete;
   ChromeTrace& operator=(const ChromeTrace&) = delete;
 
@@ -163,7 +229,13 @@ class ChromeTrace {
  private:
   friend class TraceProcess;
   friend class TraceTrackProcess;
-  void begin_event();
+  // Events are written in place into buf_ (issue 16 item 3: the trace's
+  // cost): room(n) gives n free bytes, done() takes what was written.
+  char* room(size_t n);
+  void done(char* end) { len_ = size_t(end - buf_.get()); }
+  // The separator before an event, and room for n more bytes.
+  char* begin_event(size_t n);
+  void write_out();
   void flush_if_full();
   // A metadata event ("ph":"M"): args {key: sort} when sort >= 0, else
   // {key: value}; no tid when tid < 0.
@@ -172,7 +244,10 @@ class ChromeTrace {
   int next_pid() const { return int(processes()) + 1; }
 
   std::ostream& out_;
-  std::string buf_;  // events not yet handed to out_
+  const TraceWindow window_;
+  static constexpr size_t kBufferBytes = 1 << 17, kFlushBytes = 1 << 16;
+  std::unique_ptr<char[]> buf_;  // events not yet handed to out_
+  size_t cap_ = 0, len_ = 0;
   bool first_event_ = true;
   bool finished_ = false;
   std::vector<std::unique_ptr<TraceProcess>> processes_;
