@@ -365,7 +365,7 @@ int run_perf(const PerfOptions& o, std::ostream& os) {
                 "Each workload: %d runs in timing mode without op log, each after a ceiling run; "
                 "rates from the fastest run, 'of ceiling' the median of run / adjacent ceiling\n",
                 (unsigned long long)o.ceiling_commands, ceiling_rate, o.repeats);
-  os << buf;
+  if (!rows.empty() || !mesh_rows.empty()) os << buf;  // no ceiling ran for the trace cost alone
   if (!rows.empty()) {
     os << "workload                                 commands     stages   wall(s)   commands/s     stages/s  "
           "of ceiling  peak RSS(MB)\n";
