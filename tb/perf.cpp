@@ -90,6 +90,19 @@ uint64_t work_of(const RunResult& r, uint64_t* commands) {
   return stages;
 }
 
+// One ceiling run before a workload's run: its rate (commands/s), also
+// kept in *best_ceiling when the fastest; 0 and *error set when it failed.
+double paired_ceiling(const PerfOptions& o, double* best_ceiling, std::string* error) {
+  const nlohmann::json c = run_function_isolated([&] { return ceiling(o.ceiling_commands); });
+  if (c.contains("error")) {
+    *error = "ceiling benchmark failed: " + c["error"].get<std::string>();
+    return 0;
+  }
+  const double rate = double(c["commands"]) / double(c["seconds"]);
+  *best_ceiling = std::max(*best_ceiling, rate);
+  return rate;
+}
+
 // `repeats` runs, each right after a ceiling run. The machine is shared and
 // its speed drifts over seconds: the fastest run is the one least disturbed
 // (its rates are reported), and a run compared with the ceiling measured
@@ -104,13 +117,8 @@ Row workload(const std::string& name, const Kernel& k, const PerfOptions& o,
   std::vector<double> ratios;
   RunResult best;
   for (int i = 0; i < o.repeats; ++i) {
-    const nlohmann::json c = run_function_isolated([&] { return ceiling(o.ceiling_commands); });
-    if (c.contains("error")) {
-      row.error = "ceiling benchmark failed: " + c["error"].get<std::string>();
-      return row;
-    }
-    const double ceiling_rate = double(c["commands"]) / double(c["seconds"]);
-    *best_ceiling = std::max(*best_ceiling, ceiling_rate);
+    const double ceiling_rate = paired_ceiling(o, best_ceiling, &row.error);
+    if (!row.error.empty()) return row;
     RunResult r = run_isolated(spec);
     if (!r.ok) {
       row.error = r.error;
@@ -193,13 +201,8 @@ Row mesh_workload(const MeshWorkload& w, const PerfOptions& o, double* best_ceil
   std::vector<double> ratios;
   MeshRunResult best;
   for (int i = 0; i < o.repeats; ++i) {
-    const nlohmann::json c = run_function_isolated([&] { return ceiling(o.ceiling_commands); });
-    if (c.contains("error")) {
-      row.error = "ceiling benchmark failed: " + c["error"].get<std::string>();
-      return row;
-    }
-    const double ceiling_rate = double(c["commands"]) / double(c["seconds"]);
-    *best_ceiling = std::max(*best_ceiling, ceiling_rate);
+    const double ceiling_rate = paired_ceiling(o, best_ceiling, &row.error);
+    if (!row.error.empty()) return row;
     MeshRunResult r = run_mesh_isolated(spec);
     if (!r.ok) {
       row.error = r.error;
