@@ -11,8 +11,10 @@
 //     the rest).
 // HBM fraction = KV bytes / latency / the mesh's peak HBM bandwidth; the
 // roofline (tb/long_ctx_model.h) and latency's fraction of it.
-// Verdict: "link-bound" when merge_us > attention_us (moving partial
-// states costs more than the attention); otherwise make_verdict on the
+// Verdict: when merge_us > attention_us (moving and merging partial
+// states costs more than the attention), "link-bound" if the states
+// crossed links, else "merge-bound (pe_ipc)" (an in-cube merge: PE_IPC
+// and its receive port); otherwise make_verdict on the
 // critical PE of the whole run: "CPU-bound" when its PE_CPU busy
 // (dispatch + cpu cycles) is at least its busiest engine's, else
 // "engine-bound (<engine>)".
@@ -184,6 +186,7 @@ nlohmann::json run_long_ctx(const BenchParams& p, const PeConfig& cfg, const Sys
       spec.kernel = [=](Tl& tl) { gqa_long_ctx(tl, c, s, {}); };
       spec.oplog_path = out.oplog;
       spec.trace_path = out.trace;
+      spec.trace_window = out.trace_window;
       spec.vcd_path = out.vcd;
       spec.stats_path = out.stats;
       spec.timeout_s = out.timeout_s;
@@ -219,7 +222,9 @@ nlohmann::json run_long_ctx(const BenchParams& p, const PeConfig& cfg, const Sys
       const double kv_bytes = long_ctx_kv_bytes(c, s, cfg);
       const LongCtxBound bound = long_ctx_bound(c, s, cfg);
       const Verdict v = make_verdict(crit_pe->busy_ps, latency_ps);
-      const bool link_bound = merge_us > attention_us;
+      // The merge outlasts the attention: link-bound when its states crossed
+      // links, else merge-bound on PE_IPC (an in-cube merge).
+      const bool merge_dominates = merge_us > attention_us;
 
       nlohmann::json f;
       f["context"] = context;
@@ -241,7 +246,8 @@ nlohmann::json run_long_ctx(const BenchParams& p, const PeConfig& cfg, const Sys
       f["bound_hbm_us"] = bound.hbm_ps * 1e-6;
       f["bound_collective_us"] = bound.collective_ps * 1e-6;
       f["roofline_fraction"] = latency_us > 0 ? bound.total_ps() * 1e-6 / latency_us : 0.0;
-      f["verdict"] = link_bound ? std::string("link-bound") : v.text();
+      f["verdict"] = !merge_dominates ? v.text() : link_bytes > 0 ? std::string("link-bound")
+                                                                 : std::string("merge-bound (pe_ipc)");
       figures[name][std::to_string(context)] = f;  // sweeps flatten it to cube_sp_pe_sp.<context>.latency_us
     }
   }

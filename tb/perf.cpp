@@ -228,10 +228,11 @@ double ceiling_normalised_wall(const Row& r) { return double(std::max(r.commands
 // The mesh table, then the context-doubling check of each long-context
 // case. `opt2`: the single-PE opt2 row when it ran. Returns 1 if a row failed.
 int report_mesh(const std::vector<Row>& rows, const Row* opt2, const PerfOptions& o, std::ostream& os) {
-  char buf[400];
+  char buf[512];
   std::snprintf(buf, sizeof buf,
                 "\nmesh: %u x %u cubes of %u PEs (%u PEs). 'of 1-PE opt2': stages/s relative to the ceiling, "
-                "over the single-PE opt2 row's (1.0: a mesh stage costs what a single PE's does)%s\n",
+                "over the single-PE opt2 row's (1.0: a mesh stage costs what a single PE's does; "
+                "an all-reduce stage carries many bursts, not like for like)%s\n",
                 kMeshH, kMeshW, kMeshCubePes, kMeshH * kMeshW * kMeshCubePes,
                 opt2 ? "" : "; not shown: the opt2 row did not run (--only)");
   os << buf;

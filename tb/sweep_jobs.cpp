@@ -186,6 +186,42 @@ nlohmann::json sweep_point_json(const SweepPoint& p) {
   return j;
 }
 
+namespace {
+
+// Text that goes into the CSV and onto the terminal unquoted (column
+// keys, axes, values): no control byte, no ',' or '"' (a damaged or
+// hostile point file must not add rows or columns).
+void check_csv_text(const std::string& path, const char* what, const std::string& t) {
+  for (unsigned char c : t) {
+    if (c < 0x20 || c == 0x7f || c == ',' || c == '"') {
+      bad(path, std::string("a ") + what + " '" + printable(t) + "' with a control byte, ',' or '\"'");
+    }
+  }
+}
+
+// A CSV cell exactly as the local sweep writes one: bare when it holds no
+// ',', '"', CR or LF, else quoted with inner quotes doubled; no other
+// control byte.
+void check_cell(const std::string& path, const std::string& cell) {
+  bool ok = true;
+  for (unsigned char c : cell) ok = ok && ((c >= 0x20 && c != 0x7f) || c == '\r' || c == '\n');
+  if (ok && cell.find_first_of(",\"\r\n") != std::string::npos) {
+    ok = cell.size() >= 2 && cell.front() == '"' && cell.back() == '"';
+    std::string inner;
+    for (size_t i = 1; ok && i + 1 < cell.size(); ++i) {
+      if (cell[i] == '"') {
+        ok = i + 2 < cell.size() && cell[i + 1] == '"';
+        ++i;
+      }
+      inner += cell[i];
+    }
+    ok = ok && inner.find_first_of(",\"\r\n") != std::string::npos;  // else it would be bare
+  }
+  if (!ok) bad(path, "a cell '" + printable(cell) + "' that is not a CSV cell as a sweep writes it");
+}
+
+}  // namespace
+
 SweepPoint parse_sweep_point(const std::string& text, const std::string& path, uint64_t max_points) {
   // A point file nests three deep (object, cells, pair).
   if (json_depth(text) > 3) bad(path, "nested deeper than a point file; not a point file");
@@ -238,8 +274,12 @@ SweepPoint parse_sweep_point(const std::string& text, const std::string& path, u
         bad(path, "expected 'cells' an array of [key, cell] pairs");
       }
       p.cells.emplace_back(c[0].get<std::string>(), c[1].get<std::string>());
+      check_csv_text(path, "cell key", p.cells.back().first);
+      check_cell(path, p.cells.back().second);
     }
   }
+  for (const std::string& a : p.axes) check_csv_text(path, "axis", a);
+  for (const std::string& v : p.values) check_csv_text(path, "value", v);
   return p;
 }
 

@@ -1,6 +1,7 @@
 #include "models/trace/chrome_trace.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstring>

@@ -270,6 +270,14 @@ TEST(SweepJobs, CollectRefusesAnythingButOneWholeSweep) {
            {[](nlohmann::json& j) { j["cells"] = nlohmann::json::array({nlohmann::json::array({"a", 1})}); }, "expected 'cells' an array of [key, cell] pairs"},
            {[](nlohmann::json& j) { j["error"] = "x"; }, "expected either 'cells' or 'error'"},
            {[](nlohmann::json& j) { j["extra"] = 1; }, "unknown key 'extra'"},
+           // Text that would add CSV rows or columns, or reach the terminal raw.
+           {[](nlohmann::json& j) { j["values"][0] = "1\n9,9,9"; }, "a value '1\\x0a9,9,9' with a control byte"},
+           {[](nlohmann::json& j) { j["cells"] = nlohmann::json::array({nlohmann::json::array({"k", "a,b"})}); },
+            "a cell 'a,b' that is not a CSV cell as a sweep writes it"},
+           {[](nlohmann::json& j) { j["cells"] = nlohmann::json::array({nlohmann::json::array({"k", "\"ab\""})}); },
+            "that is not a CSV cell"},
+           {[](nlohmann::json& j) { j["cells"] = nlohmann::json::array({nlohmann::json::array({"k,x", "1"})}); },
+            "a cell key 'k,x'"},
            {[](nlohmann::json& j) { j["bench"] = "no-such-bench"; }, "a point of another sweep"},
        }) {
     SCOPED_TRACE(needle);

@@ -293,6 +293,7 @@ TEST(TraceWindowCli, RunReplayAndSystemBenchWriteTheWindow) {
       {"run", "gemm-composite"},
       {"replay", stream},
       {"run", "allreduce", "--param", "sizes=65536", "--param", "algos=ring"},
+      {"run", "gqa-long-ctx", "--param", "cases=cube_sp_pe_sp", "--param", "contexts=512"},
   };
   for (const auto& base : cases) {
     std::vector<std::string> args = base;
