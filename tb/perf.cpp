@@ -232,7 +232,7 @@ int report_mesh(const std::vector<Row>& rows, const Row* opt2, const PerfOptions
   std::snprintf(buf, sizeof buf,
                 "\nmesh: %u x %u cubes of %u PEs (%u PEs). 'of 1-PE opt2': stages/s relative to the ceiling, "
                 "over the single-PE opt2 row's (1.0: a mesh stage costs what a single PE's does; "
-                "an all-reduce stage carries many bursts, not like for like)%s\n",
+                "a collective's stage carries many bursts, not like for like)%s\n",
                 kMeshH, kMeshW, kMeshCubePes, kMeshH * kMeshW * kMeshCubePes,
                 opt2 ? "" : "; not shown: the opt2 row did not run (--only)");
   os << buf;
