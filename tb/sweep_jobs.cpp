@@ -235,7 +235,8 @@ SweepPoint parse_sweep_point(const std::string& text, const std::string& path, u
   if (j.value("format", nlohmann::json()) != kSweepPointFormat) {
     bad(path, std::string("not a kernbench sweep point (expected \"format\": \"") + kSweepPointFormat + "\")");
   }
-  for (const auto& [k, v] : j.items()) {
+  for (const auto& item : j.items()) {
+    const std::string& k = item.key();  // not a structured binding: C++17 lambdas cannot capture one (clang)
     static const char* const kKeys[] = {"format", "sweep_id", "bench", "index", "points",
                                         "axes",   "values",   "cells", "error"};
     if (std::find_if(std::begin(kKeys), std::end(kKeys), [&](const char* key) { return k == key; }) ==
