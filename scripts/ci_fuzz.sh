@@ -8,7 +8,7 @@
 #   scripts/ci_fuzz.sh [BUILD]        (default build-fuzz)
 #
 # KB_FUZZ_RUNS_<HARNESS> overrides a harness's execution count (CONFIG,
-# STREAM, REPLAY, DESCRIPTOR, TENSOR_DESC). The counts are sized for about a minute each on a shared
+# STREAM, REPLAY, DESCRIPTOR, TENSOR_DESC, CLI_TEXT). The counts are sized for about a minute each on a shared
 # 2-core machine (config ~150, stream ~15,000, replay ~30 executions/s: each
 # replay input is simulated in a forked child); -max_total_time caps a run
 # at 150 s should the machine be slower. New inputs go to
@@ -24,10 +24,11 @@ declare -A runs=([config]="${KB_FUZZ_RUNS_CONFIG:-20000}"
                  [stream]="${KB_FUZZ_RUNS_STREAM:-500000}"
                  [replay]="${KB_FUZZ_RUNS_REPLAY:-2000}"
                  [descriptor]="${KB_FUZZ_RUNS_DESCRIPTOR:-500000}"
-                 [tensor_desc]="${KB_FUZZ_RUNS_TENSOR_DESC:-500000}")
+                 [tensor_desc]="${KB_FUZZ_RUNS_TENSOR_DESC:-500000}"
+                 [cli_text]="${KB_FUZZ_RUNS_CLI_TEXT:-200000}")
 declare -A dict=([config]=config [stream]=stream [replay]=stream)
 
-for h in config stream replay descriptor tensor_desc; do
+for h in config stream replay descriptor tensor_desc cli_text; do
   work="$build/fuzz-corpus-$h"
   mkdir -p "$work"
   t0=$(date +%s)
