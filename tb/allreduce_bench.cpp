@@ -13,15 +13,10 @@
 #include "tb/allreduce_model.h"
 #include "tb/bench_registry.h"
 #include "tb/mesh_run.h"
+#include "tb/report.h"
 
 namespace kb {
 namespace {
-
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
 
 AllReduceAlgo algo_of(const std::string& name) {
   if (name == "lrab") return AllReduceAlgo::kLrab;

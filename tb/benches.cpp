@@ -28,12 +28,6 @@ namespace {
 
 using Launches = std::vector<std::pair<std::string, Kernel>>;
 
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
-
 double metric(const LaunchResult& l, const std::string& name) {
   for (const auto& [n, v] : l.metrics)
     if (n == name) return v;

@@ -33,15 +33,10 @@
 #include "tb/bench_registry.h"
 #include "tb/long_ctx_model.h"
 #include "tb/mesh_run.h"
+#include "tb/report.h"
 
 namespace kb {
 namespace {
-
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
 
 std::string valid_cases() {
   std::string out;

@@ -9,14 +9,15 @@
 
 namespace kb {
 
+std::string fmt(const char* printf_format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, printf_format, v);
+  return buf;
+}
+
 namespace {
 double ns(uint64_t ps) { return double(ps) / 1000.0; }
 
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
 
 std::string pct(double fraction) { return fmt("%.1f%%", 100.0 * fraction); }
 

@@ -11,6 +11,10 @@
 
 namespace kb {
 
+// One number through a printf format for one double ("%8.2f"): the
+// figure of a table cell.
+std::string fmt(const char* printf_format, double v);
+
 // Latency, dispatch totals, stall time and per-engine busy time/utilisation,
 // then print_stats_summary().
 void print_run_report(std::ostream& os, const std::string& title, const PeConfig& cfg,
