@@ -20,6 +20,17 @@ inline void init(Tl& tl, std::initializer_list<Tensor> tensors) {
   for (const Tensor& t : tensors) tl.host_random(t, seed++);
 }
 
+// A configuration whose topology is an h x w mesh of `pes`-PE cubes (the
+// defaults otherwise); `data`: data mode.
+inline PeConfig mesh_config(uint64_t h, uint64_t w, uint64_t pes, bool data = false) {
+  PeConfig cfg;
+  cfg.topology.mesh.h = h;
+  cfg.topology.mesh.w = w;
+  cfg.topology.cube.pes = pes;
+  cfg.data_mode = data;
+  return cfg;
+}
+
 inline RunResult run_kernel(const Kernel& kernel, const PeConfig& cfg = PeConfig{},
                             const std::string& name = "test_kernel") {
   RunSpec spec;

@@ -12,18 +12,12 @@
 #include "models/pe/tl.h"
 #include "tb/allreduce_model.h"
 #include "tb/mesh_run.h"
+#include "tests/sim_util.h"
 
 namespace kb {
 namespace {
 
-PeConfig mesh_config(uint32_t h, uint32_t w, uint32_t pes, bool data) {
-  PeConfig cfg;
-  cfg.topology.mesh.h = h;
-  cfg.topology.mesh.w = w;
-  cfg.topology.cube.pes = pes;
-  cfg.data_mode = data;
-  return cfg;
-}
+using test::mesh_config;
 
 TEST(AllReduce, RootFormula) {
   // root = (h // 2) * w + w // 2 (ORIGIN-NOTES "The machine").

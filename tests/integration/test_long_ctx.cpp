@@ -23,19 +23,13 @@
 #include "tb/mesh_run.h"
 #include "tb/reference.h"
 #include "tb/runner.h"
+#include "tests/sim_util.h"
 #include "tests/test_files.h"
 
 namespace kb {
 namespace {
 
-PeConfig mesh_config(uint32_t h, uint32_t w, uint32_t pes, bool data) {
-  PeConfig cfg;
-  cfg.topology.mesh.h = h;
-  cfg.topology.mesh.w = w;
-  cfg.topology.cube.pes = pes;
-  cfg.data_mode = data;
-  return cfg;
-}
+using test::mesh_config;
 
 // Request r's whole Q, K or V as the kernel saw it (rounded to the dtype).
 std::vector<float> whole_input(const GqaShape& s, uint64_t seed, int64_t r, int which) {

@@ -17,6 +17,7 @@
 #include "kernels/attention/long_ctx/long_ctx.h"
 #include "tb/long_ctx_model.h"
 #include "tb/mesh_run.h"
+#include "tests/sim_util.h"
 
 namespace kb {
 namespace {
@@ -28,13 +29,7 @@ using ::testing::HasSubstr;
 
 CliResult run_cli(const std::vector<std::string>& args) { return kb::test::run_program(KERNBENCH_BIN, args); }
 
-PeConfig mesh_config(uint32_t h, uint32_t w, uint32_t pes) {
-  PeConfig cfg;
-  cfg.topology.mesh.h = h;
-  cfg.topology.mesh.w = w;
-  cfg.topology.cube.pes = pes;
-  return cfg;
-}
+using kb::test::mesh_config;
 
 double num(const nlohmann::json& row, const char* key) { return row.at(key).get<double>(); }
 

@@ -21,18 +21,13 @@
 #include "models/pe/tl.h"
 #include "models/top/mesh_top.h"
 #include "tb/runner.h"
+#include "tests/sim_util.h"
 #include "tests/tlm/base_protocol_checker.h"
 
 namespace kb {
 namespace {
 
-PeConfig mesh_config(uint64_t h, uint64_t w, uint64_t pes) {
-  PeConfig cfg;
-  cfg.topology.mesh.h = h;
-  cfg.topology.mesh.w = w;
-  cfg.topology.cube.pes = pes;
-  return cfg;
-}
+using test::mesh_config;
 
 uint64_t period_ps(const PeConfig& cfg) { return uint64_t(std::llround(1000.0 / cfg.clock_freq_ghz)); }
 
