@@ -74,8 +74,11 @@ GqaTensors local_inputs(Tl& tl, const GqaShape& s, const GqaShape& local, const 
 // (two sets, so the next one is received while the last is merged).
 class Merger {
  public:
-  Merger(Tl& tl, const GqaStateBuffers& st, int final_max, int64_t rows, int64_t d)
+  // `merges`: the states this PE will receive; a PE that only sends needs
+  // no receive buffers.
+  Merger(Tl& tl, const GqaStateBuffers& st, int final_max, int64_t rows, int64_t d, int64_t merges)
       : tl_(tl), st_(st), cur_(final_max) {
+    if (merges == 0) return;
     for (int i = 0; i < 2; ++i) {
       const std::string k = std::to_string(i);
       in_[i] = {tl.tcm("in_m" + k, rows, 1, Dtype::kFp32), tl.tcm("in_l" + k, rows, 1, Dtype::kFp32),
@@ -223,7 +226,7 @@ LongCtxOutput gqa_long_ctx(Tl& tl, LongCtxCase c, const GqaShape& s, const LongC
   gqa_partial_opt2(tl, local, t, st);
   if (!opt.merge) return {};
 
-  Merger merger(tl, st, gqa_final_max_index(local), local.q_heads, d);
+  Merger merger(tl, st, gqa_final_max_index(local), local.q_heads, d, plan.merge_in);
   auto finalise = [&] { tl.div_bcast(st.o, st.o, st.l); };
   if (c != LongCtxCase::kCubeSpPeSp) {
     if (plan.merge_to != me) {
