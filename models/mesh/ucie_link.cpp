@@ -53,9 +53,8 @@ uint64_t UcieLink::carry(uint64_t arrival_ps, uint64_t bytes) {
   const uint64_t transfer = transfer_cycles(timing_, bytes);
   const std::optional<uint64_t> cycles = checked_add(transfer, timing_.latency_cycles);
   if (!cycles) throw std::overflow_error("UCIe link: the cycle count does not fit in 64 bits");
-  const uint64_t start =
+  const auto [start, end] =
       busy_.book(arrival_ps, now_ps(), [&](uint64_t s) { return s + clock_.delay_ps(s, transfer); });
-  const uint64_t end = busy_.last_end();
   const uint64_t done = start + clock_.delay_ps(start, *cycles);
   busy_ps_ += end - start;
   ++transactions_;

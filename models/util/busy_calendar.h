@@ -16,12 +16,15 @@ namespace kb {
 
 class BusyCalendar {
  public:
+  struct Booking {
+    uint64_t start, end;
+  };
   // Books the first [start, end_of(start)) with start >= arrival_ps that
-  // overlaps no booking; returns start. end_of(start) >= start (a transfer
+  // overlaps no booking, and returns it. end_of(start) >= start (a transfer
   // may need its start aligned, e.g. to a clock edge). An empty transfer
   // books nothing. `now_ps`: the current simulated time.
   template <class EndOf>
-  uint64_t book(uint64_t arrival_ps, uint64_t now_ps, EndOf end_of) {
+  Booking book(uint64_t arrival_ps, uint64_t now_ps, EndOf end_of) {
     while (!busy_.empty() && busy_.begin()->second <= now_ps) busy_.erase(busy_.begin());
     uint64_t start = arrival_ps;
     auto next = busy_.upper_bound(start);
@@ -44,15 +47,11 @@ class BusyCalendar {
       }
       busy_.emplace(lo, hi);
     }
-    last_end_ = end;
-    return start;
+    return {start, end};
   }
-  uint64_t last_end() const { return last_end_; }  // of the last booking
-  size_t runs() const { return busy_.size(); }       // disjoint booked runs ahead
 
  private:
   std::map<uint64_t, uint64_t> busy_;  // start -> end (ps), disjoint, not touching
-  uint64_t last_end_ = 0;
 };
 
 }  // namespace kb

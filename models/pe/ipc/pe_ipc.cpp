@@ -145,7 +145,7 @@ int PeIpc::decode(tlm::tlm_generic_payload& p, uint32_t* src, uint64_t* bytes) {
 uint64_t PeIpc::port_write(uint64_t arrive_ps, uint64_t n) {
   // First fit (busy_calendar.h): writes come in call order, not arrival order.
   const uint64_t d = ps_of(clock_.cycles(ceil_div_real(n, cfg_.tcm.bytes_per_cycle)));
-  return receive_port_.book(arrive_ps, now_ps(), [d](uint64_t s) { return s + d; }) + d;
+  return receive_port_.book(arrive_ps, now_ps(), [d](uint64_t s) { return s + d; }).end;
 }
 
 void PeIpc::take_slot(uint32_t src, uint64_t bytes, uint64_t header_in_ps) {
