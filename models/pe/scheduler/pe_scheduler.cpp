@@ -2,8 +2,6 @@
 
 #include <cstring>
 
-#include <sysc/kernel/sc_dynamic_processes.h>  // sc_spawn (the simple sockets brought it)
-
 #include "models/pe/cpu/command_check.h"
 #include "models/pe/cpu/cost_model.h"
 #include "models/pe/descriptor.h"
@@ -32,8 +30,8 @@ PeScheduler::PeScheduler(sc_core::sc_module_name name, const PeConfig& cfg,
   SC_METHOD(update_signals);
   sensitive << changed_;
   dont_initialize();
-  SC_METHOD(accept_pending);
-  sensitive << accept_event_;
+  SC_METHOD(step);
+  sensitive << step_event_;
   dont_initialize();
   for (int e = 0; e < kNumEngines; ++e) {
     Issued& is = issued_[e];
@@ -46,18 +44,6 @@ PeScheduler::PeScheduler(sc_core::sc_module_name name, const PeConfig& cfg,
     is.payload.set_streaming_width(sizeof(StageWord));
     is.payload.set_byte_enable_ptr(nullptr);
     is.payload.set_dmi_allowed(false);
-    const std::string component = to_string(engine_component(Engine(e)));
-    sc_core::sc_spawn_options issue_opts;
-    issue_opts.spawn_method();
-    issue_opts.dont_initialize();
-    issue_opts.set_sensitivity(&ready_event_[e]);
-    sc_core::sc_spawn([this, e] { issue(Engine(e)); }, ("issue_" + component).c_str(), &issue_opts);
-    sc_core::sc_spawn_options done_opts;
-    done_opts.spawn_method();
-    done_opts.dont_initialize();
-    done_opts.set_sensitivity(&done_event_[e]);
-    sc_core::sc_spawn([this, e] { complete_issued(Engine(e)); }, ("complete_" + component).c_str(),
-                      &done_opts);
   }
 }
 
@@ -251,6 +237,14 @@ tlm::tlm_sync_enum PeScheduler::nb_transport_fw(int from, tlm::tlm_generic_paylo
 
 void PeScheduler::fail(uint64_t cmd_id, const char* cmd_type, const std::exception& e) {
   faulted_ = true;
+  // The stages under way are abandoned but their engines stay busy until
+  // they would have ended: time runs on to the last of them.
+  const sc_core::sc_time now = sim_now();
+  sc_core::sc_time last = now;
+  for (int i = 0; i < kNumEngines; ++i) {
+    if (busy_[i] && answered_[i] && done_at_[i] > last) last = done_at_[i];
+  }
+  if (last > now) abandoned_.notify(last - now);
   on_fault_(cmd_id, cmd_type, e.what());
 }
 
@@ -348,9 +342,9 @@ void PeScheduler::queue_ready(InFlight& f) {
     const Stage& s = f.plan.stage(slot);
     const int e = int(s.engine);
     ready_[e].push({f.id, s.seq, slot, &f});
-    // An idle engine takes its oldest ready stage one delta later, once
-    // every stage made ready at this instant is queued.
-    if (!busy_[e]) ready_event_[e].notify(sc_core::SC_ZERO_TIME);
+    // An idle engine takes its oldest ready stage at the step's issue
+    // phase: this instant's, or one delta later when no step is under way.
+    if (!busy_[e]) request_step();
   }
 }
 
@@ -368,7 +362,7 @@ void PeScheduler::complete_command(InFlight& f) {
   ++completed_;
   signal_change();
   if (blocked_writers_) slot_freed_.notify(sc_core::SC_ZERO_TIME);
-  if (pending_write_) accept_event_.notify(sc_core::SC_ZERO_TIME);
+  if (pending_write_) request_step();  // the step's accept phase takes it
   if (inflight_.empty()) drained_.notify(sc_core::SC_ZERO_TIME);
   // Hand f back to the pool before releasing waiters (which may complete
   // and recycle in turn); its waiters list moves out first.
@@ -463,7 +457,10 @@ void PeScheduler::stage_answered(Engine e, const sc_core::sc_time& delay) {
     if (is.ext->error) throw KernelError(is.ext->error);  // the engine's own words
     throw KernelError(std::string(to_string(engine_component(e))) + ": " + is.payload.get_response_string());
   }
-  done_event_[int(e)].notify(delay);  // the engine is busy until then
+  // The engine is busy until then; a step completes the stage.
+  done_at_[int(e)] = sim_now() + delay;
+  answered_[int(e)] = true;
+  if (phase_ == StepPhase::kNone) step_event_.notify(delay);  // a step schedules itself when it ends
 }
 
 tlm::tlm_sync_enum PeScheduler::nb_transport_bw(tlm::tlm_generic_payload& payload,
@@ -505,14 +502,13 @@ void PeScheduler::log_stage(Engine e, const Stage& s, uint64_t start_ps) {
 }
 
 void PeScheduler::complete_issued(Engine e) {
-  if (faulted_) return;  // stopped at the fault: the stage is abandoned
   try {
     finish_issued(e);
   } catch (const std::exception& ex) {
     asan_forget_unwound_frames();  // models/util/asan_stack.h
     if (!on_fault_) throw;
-    // Still the completed stage: issue() names its own stage if it fails,
-    // and its storage stays until another command is accepted.
+    // Still the completed stage: its storage stays until another command
+    // is accepted.
     const Stage* s = issued_[int(e)].ext->stage;
     fail(s ? s->cmd_id : 0, s ? s->cmd_type : "stage", ex);
   }
@@ -521,14 +517,44 @@ void PeScheduler::complete_issued(Engine e) {
 void PeScheduler::finish_issued(Engine e) {
   Issued& is = issued_[int(e)];
   InFlight& f = *is.r.f;
+  busy_[int(e)] = false;
+  answered_[int(e)] = false;
+  signal_change();
   log_stage(e, f.plan.stage(is.r.slot), is.start_ps);
   if (StreamingStats* st = log_.stats()) st->engine_busy(now_ps(), int(e), false);
-  // Still busy while completing: stages this makes ready for this engine
-  // are taken just below, not one delta later.
-  complete_stage(f, is.r.slot);
-  busy_[int(e)] = false;
-  signal_change();
-  issue(e);  // names its own stage if it fails
+  complete_stage(f, is.r.slot);  // the step's issue phase gives the engine its next stage
+}
+
+void PeScheduler::request_step() {
+  if (phase_ == StepPhase::kNone || phase_ == StepPhase::kIssue) step_event_.notify(sc_core::SC_ZERO_TIME);
+}
+
+// The canonical order of an instant (issue 16 item 1; README, "The op
+// log"): every stage that ends now completes, in engine-table order; then a
+// held descriptor write is accepted; then every idle engine takes its
+// oldest ready stage, in engine-table order. So the same instant gives the
+// same stages whatever order SystemC ran the processes in, and one
+// activation does what one per engine and event did.
+void PeScheduler::step() {
+  if (faulted_) return;
+  const sc_core::sc_time now = sim_now();
+  phase_ = StepPhase::kComplete;
+  for (int e = 0; e < kNumEngines && !faulted_; ++e) {
+    if (busy_[e] && answered_[e] && done_at_[e] == now) complete_issued(Engine(e));
+  }
+  if (pending_write_ && !faulted_) accept_pending();
+  phase_ = StepPhase::kIssue;
+  for (int e = 0; e < kNumEngines && !faulted_; ++e) {
+    if (!busy_[e] && !ready_[e].empty()) issue(Engine(e));
+  }
+  phase_ = StepPhase::kNone;
+  if (faulted_) return;
+  // The next instant a stage ends (an earlier pending notification wins).
+  const sc_core::sc_time* next = nullptr;
+  for (int e = 0; e < kNumEngines; ++e) {
+    if (busy_[e] && answered_[e] && (!next || done_at_[e] < *next)) next = &done_at_[e];
+  }
+  if (next) step_event_.notify(*next - now);
 }
 
 }  // namespace kb

@@ -36,8 +36,15 @@
 //   engine is idle; engines run concurrently. A stage is a BEGIN_REQ
 //   (nb_transport_fw, from a method; stage_engine.h); the engine answers
 //   TLM_COMPLETED with the stage's duration annotated, or later with
-//   BEGIN_RESP on the backward path, and a method per engine completes the
-//   stage when that time has passed: no thread switch per stage.
+//   BEGIN_RESP on the backward path, and the scheduler completes the stage
+//   when that time has passed: no thread switch per stage.
+// - One method, step(), does an instant's work in a canonical order (issue
+//   16 item 1): the stages that end now complete (engine-table order), a
+//   held descriptor write is accepted, then every idle engine takes its
+//   oldest ready stage (engine-table order). Which stage an engine takes
+//   thus never depends on the order in which SystemC ran same-time
+//   processes, and an instant costs one activation, not one per engine and
+//   event.
 #pragma once
 
 #include <cstdint>
@@ -137,7 +144,7 @@ class PeScheduler : public sc_core::sc_module {
   // for a stage to issue again (PE_IPC: a message arrived).
   void set_recv_gate(std::function<bool(uint32_t src)> g) { recv_gate_ = std::move(g); }
   void wake(Engine e) {
-    if (!busy_[int(e)]) ready_event_[int(e)].notify(sc_core::SC_ZERO_TIME);
+    if (!busy_[int(e)]) request_step();
   }
   // The oldest RECV held back at the last issue attempt (null: none).
   const Stage* gated_recv() const { return gated_recv_; }
@@ -191,18 +198,20 @@ class PeScheduler : public sc_core::sc_module {
                         const std::string& what,
                         tlm::tlm_response_status status = tlm::TLM_GENERIC_ERROR_RESPONSE);
   uint64_t command_id(const Incoming& w) const;
-  void accept_pending();  // SC_METHOD on accept_event_
+  void accept_pending();  // the step's accept phase
   void accept(uint64_t id, const Command& cmd);
   void release(InFlight& f);  // hazards cleared: the plan's ready stages queue
   void queue_ready(InFlight& f);  // every stage the plan has ready
   void complete_stage(InFlight& f, uint32_t slot);
   void complete_command(InFlight& f);
   InFlight& find(uint64_t id);
-  void issue(Engine e);          // SC_METHOD on ready_event_[e]; also after a completion
+  void step();           // SC_METHOD on step_event_: one instant, in canonical order
+  void request_step();   // a step at this instant (one delta later) unless one is under way
+  void issue(Engine e);  // the step's issue phase
   void issue_next(Engine e);
   bool pick_ipc(Ready* r);  // the oldest ready PE_IPC stage that may issue
   void fail(uint64_t cmd_id, const char* cmd_type, const std::exception& e);
-  void complete_issued(Engine e);  // SC_METHOD on done_event_[e]
+  void complete_issued(Engine e);  // the step's completion phase
   void finish_issued(Engine e);
   void log_stage(Engine e, const Stage& s, uint64_t start_ps);
   void update_signals();  // SC_METHOD on changed_
@@ -225,7 +234,6 @@ class PeScheduler : public sc_core::sc_module {
   std::vector<ByteRange> read_ranges_, write_ranges_;  // scratch of accept()
   HandleAccess access_;                                 // scratch of accept()
   std::priority_queue<Ready, std::vector<Ready>, std::greater<Ready>> ready_[kNumEngines];
-  sc_core::sc_event ready_event_[kNumEngines];  // notified only while the engine is idle
   // The stage each engine is running, and when it started.
   struct Issued {
     Ready r{};
@@ -235,7 +243,15 @@ class PeScheduler : public sc_core::sc_module {
     StageWord word;                 // the payload's data
   };
   Issued issued_[kNumEngines];
-  sc_core::sc_event done_event_[kNumEngines];
+  // When each busy engine's stage ends, once the engine has answered.
+  sc_core::sc_time done_at_[kNumEngines];
+  bool answered_[kNumEngines] = {};
+  // One method does an instant's work (step()); while it completes and
+  // accepts, what it makes ready needs no further step.
+  enum class StepPhase : uint8_t { kNone, kComplete, kIssue };
+  StepPhase phase_ = StepPhase::kNone;
+  sc_core::sc_event step_event_;
+  sc_core::sc_event abandoned_;  // after a fault: the last abandoned stage's end
   // A descriptor write that found the queue full (nb_transport_fw form).
   tlm::tlm_generic_payload* pending_write_ = nullptr;
   int pending_from_ = 0;  // the `in` socket it came through
@@ -247,7 +263,6 @@ class PeScheduler : public sc_core::sc_module {
   std::function<bool(uint32_t)> recv_gate_;
   std::vector<Ready> skipped_;
   const Stage* gated_recv_ = nullptr;
-  sc_core::sc_event accept_event_;
   sc_core::sc_event slot_freed_;
   sc_core::sc_event drained_;
   sc_core::sc_event changed_;
@@ -257,6 +272,8 @@ class PeScheduler : public sc_core::sc_module {
   DescriptorErrorHandler on_descriptor_error_;
   bool faulted_ = false;  // stopped by a fault (the launch failed)
   uint32_t pes_ = 1;
+  // sc_time_stamp(), inline (the step asks for it every instant).
+  static const sc_core::sc_time& sim_now() { return sc_core::sc_get_curr_simcontext()->time_stamp(); }
   void signal_change() {
     if (signals_) changed_.notify();
   }
