@@ -242,7 +242,7 @@ void PeScheduler::fail(uint64_t cmd_id, const char* cmd_type, const std::excepti
   const sc_core::sc_time now = sim_now();
   sc_core::sc_time last = now;
   for (int i = 0; i < kNumEngines; ++i) {
-    if (busy_[i] && answered_[i] && done_at_[i] > last) last = done_at_[i];
+    if ((timed_ >> i & 1) && done_at_[i] > last) last = done_at_[i];
   }
   if (last > now) abandoned_.notify(last - now);
   on_fault_(cmd_id, cmd_type, e.what());
@@ -459,7 +459,7 @@ void PeScheduler::stage_answered(Engine e, const sc_core::sc_time& delay) {
   }
   // The engine is busy until then; a step completes the stage.
   done_at_[int(e)] = sim_now() + delay;
-  answered_[int(e)] = true;
+  timed_ |= 1u << int(e);
   if (phase_ == StepPhase::kNone) step_event_.notify(delay);  // a step schedules itself when it ends
 }
 
@@ -518,7 +518,7 @@ void PeScheduler::finish_issued(Engine e) {
   Issued& is = issued_[int(e)];
   InFlight& f = *is.r.f;
   busy_[int(e)] = false;
-  answered_[int(e)] = false;
+  timed_ &= ~(1u << int(e));
   signal_change();
   log_stage(e, f.plan.stage(is.r.slot), is.start_ps);
   if (StreamingStats* st = log_.stats()) st->engine_busy(now_ps(), int(e), false);
@@ -539,8 +539,9 @@ void PeScheduler::step() {
   if (faulted_) return;
   const sc_core::sc_time now = sim_now();
   phase_ = StepPhase::kComplete;
-  for (int e = 0; e < kNumEngines && !faulted_; ++e) {
-    if (busy_[e] && answered_[e] && done_at_[e] == now) complete_issued(Engine(e));
+  for (uint32_t m = timed_; m != 0 && !faulted_; m &= m - 1) {
+    const int e = __builtin_ctz(m);
+    if (done_at_[e] == now) complete_issued(Engine(e));
   }
   if (pending_write_ && !faulted_) accept_pending();
   phase_ = StepPhase::kIssue;
@@ -548,13 +549,14 @@ void PeScheduler::step() {
     if (!busy_[e] && !ready_[e].empty()) issue(Engine(e));
   }
   phase_ = StepPhase::kNone;
-  if (faulted_) return;
+  if (faulted_ || timed_ == 0) return;
   // The next instant a stage ends (an earlier pending notification wins).
-  const sc_core::sc_time* next = nullptr;
-  for (int e = 0; e < kNumEngines; ++e) {
-    if (busy_[e] && answered_[e] && (!next || done_at_[e] < *next)) next = &done_at_[e];
+  const sc_core::sc_time* next = &done_at_[__builtin_ctz(timed_)];
+  for (uint32_t m = timed_ & (timed_ - 1); m != 0; m &= m - 1) {
+    const int e = __builtin_ctz(m);
+    if (done_at_[e] < *next) next = &done_at_[e];
   }
-  if (next) step_event_.notify(*next - now);
+  step_event_.notify(*next - now);
 }
 
 }  // namespace kb

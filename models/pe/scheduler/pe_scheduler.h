@@ -243,9 +243,11 @@ class PeScheduler : public sc_core::sc_module {
     StageWord word;                 // the payload's data
   };
   Issued issued_[kNumEngines];
-  // When each busy engine's stage ends, once the engine has answered.
+  // When each busy engine's stage ends, once the engine has answered; bit
+  // e of timed_: engine e has answered and its done_at_ holds.
   sc_core::sc_time done_at_[kNumEngines];
-  bool answered_[kNumEngines] = {};
+  uint32_t timed_ = 0;
+  static_assert(kNumEngines <= 32);
   // One method does an instant's work (step()); while it completes and
   // accepts, what it makes ready needs no further step.
   enum class StepPhase : uint8_t { kNone, kComplete, kIssue };
