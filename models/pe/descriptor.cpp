@@ -82,6 +82,10 @@ double number(const Extra& e, const char* op) {
 
 // The math extras: scale's factor or fill's value, nothing else.
 void math_extras(Writer& w, MathOp op, const Extras& extras) {
+  if (extras.empty()) {  // most math ops: just the count
+    w.u8(0);
+    return;
+  }
   const char* field = op == MathOp::kScale ? "factor" : op == MathOp::kFill ? "value" : nullptr;
   for (const Extra& e : extras) {
     if (!field || e.name != field) {
