@@ -15,39 +15,57 @@ const char* const kGemmSlots[] = {"a", "b"};
 const char* const kMathSlots[] = {"src_a", "src_b"};
 const char* const kGemmFlags[] = {"transpose_b", "accumulate"};
 
+// Writes into a buffer sized once to the command's logical bytes, through
+// a raw pointer: no capacity check per byte (issue 16 item 1, the encoder
+// runs for every command). Past the end it only counts, so a layout that
+// disagrees with logical_bytes() is still reported after the last field.
 class Writer {
  public:
-  explicit Writer(std::vector<uint8_t>& o) : out(o) { out.clear(); }
-  void u8(uint8_t v) { out.push_back(v); }
-  void u64(uint64_t v) {
-    for (int i = 0; i < 8; ++i) out.push_back(uint8_t(v >> (8 * i)));
+  Writer(std::vector<uint8_t>& out, size_t bytes) : n_(bytes) {
+    out.resize(bytes);
+    d_ = out.data();
   }
+  void u8(uint8_t v) { le<1>(v); }
+  void u64(uint64_t v) { le<8>(v); }
   void i32(int64_t v, const char* what) {
     if (v < INT32_MIN || v > INT32_MAX) {
       throw EncodeError(std::string(what) + " = " + std::to_string(v) + " does not fit a 4-byte scalar");
     }
-    const uint32_t u = uint32_t(int32_t(v));
-    for (int i = 0; i < 4; ++i) out.push_back(uint8_t(u >> (8 * i)));
+    le<4>(uint32_t(int32_t(v)));
   }
   void f32(double v) {
     const float f = float(v);
     uint32_t u;
     std::memcpy(&u, &f, 4);
-    for (int i = 0; i < 4; ++i) out.push_back(uint8_t(u >> (8 * i)));
+    le<4>(u);
   }
-  void u32(uint32_t u) {
-    for (int i = 0; i < 4; ++i) out.push_back(uint8_t(u >> (8 * i)));
-  }
+  void u32(uint32_t u) { le<4>(u); }
   void count(size_t n, const char* what) {
     if (n > 255) throw EncodeError(std::string(what) + ": " + std::to_string(n) + " do not fit a 1-byte count");
     u8(uint8_t(n));
   }
-  std::vector<uint8_t>& out;
+  size_t written() const { return at_; }  // bytes the fields take, even past the buffer
+
+ private:
+  template <int N>
+  void le(uint64_t v) {
+    if (at_ <= n_ && n_ - at_ >= size_t(N)) {
+      uint8_t* p = d_ + at_;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+      std::memcpy(p, &v, N);  // one store: v's low N bytes come first
+#else
+      for (int i = 0; i < N; ++i) p[i] = uint8_t(v >> (8 * i));
+#endif
+    }
+    at_ += N;
+  }
+  uint8_t* d_ = nullptr;
+  size_t n_;
+  size_t at_ = 0;
 };
 
 void framing(Writer& w, Type t, uint32_t id) {
-  w.u8(uint8_t(t));
-  for (int i = 0; i < 3; ++i) w.u8(uint8_t(id >> (8 * i)));
+  w.u32(uint32_t(t) | (id & kCompletionIdMask) << 8);  // type byte, then the id's low 3 bytes
 }
 
 const Extra* find_extra(const Extras& extras, const char* name) {
@@ -64,6 +82,10 @@ double number(const Extra& e, const char* op) {
 
 // The math extras: scale's factor or fill's value, nothing else.
 void math_extras(Writer& w, MathOp op, const Extras& extras) {
+  if (extras.empty()) {  // most math ops: just the count
+    w.u8(0);
+    return;
+  }
   const char* field = op == MathOp::kScale ? "factor" : op == MathOp::kFill ? "value" : nullptr;
   for (const Extra& e : extras) {
     if (!field || e.name != field) {
@@ -88,19 +110,20 @@ void gemm_extras(Writer& w, const Extras& extras) {
   for (const char* n : ints) {
     if (!find_extra(extras, n)) throw EncodeError(std::string("gemm: extra '") + n + "' is missing");
   }
-  std::vector<uint8_t> flags;
+  uint8_t flags[2] = {0, 0};  // each flag at most once (checked below)
+  size_t nflags = 0;
   for (uint8_t id = 0; id < 2; ++id) {
     size_t seen = 0;
     for (const Extra& e : extras) {
       if (e.name != kGemmFlags[id]) continue;
       if (++seen > 1) throw EncodeError(std::string("gemm: extra '") + kGemmFlags[id] + "' given twice");
-      flags.push_back(uint8_t(id << 1 | (std::get<bool>(e.value) ? 1 : 0)));
+      flags[nflags++] = uint8_t(id << 1 | (std::get<bool>(e.value) ? 1 : 0));
     }
   }
-  if (known != 3 + flags.size()) throw EncodeError("gemm: an extra among m, k, n given twice");
+  if (known != 3 + nflags) throw EncodeError("gemm: an extra among m, k, n given twice");
   w.u8(uint8_t(known));
   for (const char* n : ints) w.i32(std::get<int64_t>(find_extra(extras, n)->value), n);
-  for (uint8_t f : flags) w.u8(f);
+  for (size_t i = 0; i < nflags; ++i) w.u8(flags[i]);
 }
 
 void op_spec(Writer& w, const OpSpec& op) {
@@ -252,7 +275,8 @@ std::vector<uint8_t> encode(const Command& c, uint32_t completion_id) {
 }
 
 void encode_into(const Command& c, uint32_t completion_id, std::vector<uint8_t>& out) {
-  Writer w(out);
+  const uint32_t bytes = logical_bytes(c);
+  Writer w(out, bytes);
   std::visit(overloaded{
                  [&](const DmaReadCmd& d) { framing(w, Type::kDmaRead, completion_id), w.u64(d.dst), w.u64(d.src); },
                  [&](const DmaWriteCmd& d) { framing(w, Type::kDmaWrite, completion_id), w.u64(d.dst), w.u64(d.src); },
@@ -282,9 +306,9 @@ void encode_into(const Command& c, uint32_t completion_id, std::vector<uint8_t>&
                  [&](const SendCmd& d) { framing(w, Type::kSend, completion_id), w.u64(d.src), w.u32(d.dst); },
                  [&](const RecvCmd& d) { framing(w, Type::kRecv, completion_id), w.u64(d.dst), w.u32(d.src); }},
              c);
-  if (w.out.size() != logical_bytes(c)) {  // the layout is D2's count, field for field
-    throw EncodeError("descriptor of " + std::to_string(w.out.size()) + " bytes for a command of " +
-                      std::to_string(logical_bytes(c)) + " logical bytes");
+  if (w.written() != bytes) {  // the layout is D2's count, field for field
+    throw EncodeError("descriptor of " + std::to_string(w.written()) + " bytes for a command of " +
+                      std::to_string(bytes) + " logical bytes");
   }
 }
 

@@ -90,8 +90,8 @@ constexpr uint32_t kCompletionIdMask = 0xFFFFFF;  // 24 bits of framing
 
 // The descriptor's bytes: exactly logical_bytes(c).
 std::vector<uint8_t> encode(const Command& c, uint32_t completion_id);
-// The same into `out` (cleared first): a reused buffer keeps its capacity,
-// so a warm writer allocates nothing per command.
+// The same into `out` (resized to logical_bytes(c) first): a reused buffer
+// keeps its capacity, so a warm writer allocates nothing per command.
 void encode_into(const Command& c, uint32_t completion_id, std::vector<uint8_t>& out);
 
 struct Decoded {

@@ -1,5 +1,8 @@
 #include "models/pe/tl.h"
 
+#include <utility>
+#include <variant>
+
 namespace kb {
 
 Tl::Tl(TlTarget& cpu, TensorTable& table, const PeConfig& cfg, std::string kernel_name)
@@ -54,7 +57,8 @@ void Tl::copy(const Tensor& dst, const Tensor& src) {
 }
 
 void Tl::dot(const Tensor& out, const Tensor& a, const Tensor& b, DotOptions opt) {
-  GemmCmd c;
+  Command cmd(std::in_place_type<GemmCmd>);
+  GemmCmd& c = std::get<GemmCmd>(cmd);
   c.a = a.handle;
   c.b = b.handle;
   c.out = out.handle;
@@ -63,18 +67,20 @@ void Tl::dot(const Tensor& out, const Tensor& a, const Tensor& b, DotOptions opt
   c.n = opt.transpose_b ? b.rows : b.cols;
   c.transpose_b = opt.transpose_b;
   c.accumulate = opt.accumulate;
-  cpu_.dispatch(Command(c));
+  cpu_.dispatch(std::move(cmd));
 }
 
 void Tl::math(MathOp op, const Tensor& out, std::initializer_list<Tensor> operands,
               Extras extra) {
-  MathCmd c;
+  // Built in place in the Command: no MathCmd moved in and destroyed (issue 16 item 1).
+  Command cmd(std::in_place_type<MathCmd>);
+  MathCmd& c = std::get<MathCmd>(cmd);
   c.op = op;
   c.operands.reserve(operands.size());  // one allocation, not one per operand
   for (const Tensor& t : operands) c.operands.push_back(t.handle);
   c.out = out.handle;
   c.extra = std::move(extra);
-  cpu_.dispatch(Command(std::move(c)));
+  cpu_.dispatch(std::move(cmd));
 }
 
 OpSpec gemm_op(OpScope scope, const Tensor& out, const Tensor& a, const Tensor& b,

@@ -147,6 +147,31 @@ TEST(Descriptor, MalformedBytesAreRefusedSayingWhereAndWhat) {
   }
 }
 
+// encode_into sizes a reused buffer to each command (issue 16 item 1): a
+// longer or shorter descriptor left in it changes none of the bytes, and a
+// refused command leaves a buffer the next command still fills right.
+TEST(Descriptor, ReusedBufferGivesTheSameBytesAsAFreshOne) {
+  GemmCmd g;
+  g.a = 1, g.b = 2, g.out = 3, g.m = 128, g.n = 64, g.k = 96, g.accumulate = true;
+  MathCmd m;
+  m.op = MathOp::kScale, m.operands = {5}, m.out = 6, m.extra = {{"factor", 0.5}};
+  CompositeCmd comp;
+  comp.ops.push_back({"exp", OpScope::kEpilogue, {{"src_a", 9}}, true, 10, {}});
+  comp.rw_handles = {11, 12};
+  MathCmd bad = m;
+  bad.extra.push_back({"factor", 2.0});  // given twice: refused mid-encode
+  const std::vector<Command> cmds = {g, DmaReadCmd{1, 2}, m, comp, SendCmd{4, 1}, g, RecvCmd{5, 2}, m};
+  std::vector<uint8_t> buf(64, 0xAB);
+  uint32_t id = 1;
+  for (const Command& c : cmds) {
+    desc::encode_into(c, id, buf);
+    EXPECT_EQ(buf, desc::encode(c, id)) << command_type_name(c);
+    EXPECT_EQ(buf.size(), logical_bytes(c));
+    EXPECT_THROW(desc::encode_into(bad, id, buf), desc::EncodeError);
+    ++id;
+  }
+}
+
 // The fuzz harness's seeds (tests/fuzz/corpus/descriptor) are descriptors
 // of the layout, but for the one cut short.
 TEST(Descriptor, SeedCorpusFollowsTheLayout) {

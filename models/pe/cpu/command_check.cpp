@@ -41,22 +41,39 @@ std::string describe(const TensorTable& t, const TensorDesc& d) {
   return "'" + t.name_of(d) + "' " + d.shape_string();
 }
 
+// The messages are built out of line, so the checks below stay small
+// enough to inline: they run for every operand of every command (issue 16
+// item 1).
+[[noreturn, gnu::noinline, gnu::cold]] void fail_unknown(const TensorTable& t, Handle h, const Where& what,
+                                                          const char* slot) {
+  fail(what, std::string(slot) + ": " + t.why_unknown(h));
+}
+
+[[noreturn, gnu::noinline, gnu::cold]] void fail_space(const TensorTable& t, const TensorDesc& d, MemSpace s,
+                                                        const Where& what, const char* slot) {
+  fail(what, std::string(slot) + " " + describe(t, d) + " must be in " + to_string(s));
+}
+
+[[noreturn, gnu::noinline, gnu::cold]] void fail_shape(const TensorTable& t, const TensorDesc& a,
+                                                        const TensorDesc& b, const Where& what, const char* sa,
+                                                        const char* sb) {
+  fail(what, std::string("shape mismatch: ") + sa + " " + describe(t, a) + " vs " + sb + " " + describe(t, b));
+}
+
 const TensorDesc& tensor(const TensorTable& t, Handle h, const Where& what,
                          const char* slot) {
   const TensorDesc* d = t.find(h);
-  if (!d) fail(what, std::string(slot) + ": " + t.why_unknown(h));
+  if (!d) fail_unknown(t, h, what, slot);
   return *d;
 }
 
 void expect_space(const TensorTable& t, const TensorDesc& d, MemSpace s, const Where& what, const char* slot) {
-  if (d.space != s) fail(what, std::string(slot) + " " + describe(t, d) + " must be in " + to_string(s));
+  if (d.space != s) fail_space(t, d, s, what, slot);
 }
 
 void expect_same_shape(const TensorTable& t, const TensorDesc& a, const TensorDesc& b, const Where& what,
                        const char* sa, const char* sb) {
-  if (a.rows != b.rows || a.cols != b.cols) {
-    fail(what, std::string("shape mismatch: ") + sa + " " + describe(t, a) + " vs " + sb + " " + describe(t, b));
-  }
+  if (a.rows != b.rows || a.cols != b.cols) fail_shape(t, a, b, what, sa, sb);
 }
 
 void check_transfer(const TensorTable& t, Handle dst, Handle src, const Where& what,

@@ -17,6 +17,7 @@ void for_each_row_range(const TensorDesc& t, F f) {
 
 void InitTracker::add(uint64_t begin, uint64_t end) {
   if (covered(begin, end)) return;  // the usual case: a buffer rewritten
+  const uint64_t key = begin;
   auto it = ranges_.upper_bound(begin);
   if (it != ranges_.begin()) {
     auto prev = std::prev(it);
@@ -31,27 +32,25 @@ void InitTracker::add(uint64_t begin, uint64_t end) {
     it = ranges_.erase(it);
   }
   ranges_.emplace(begin, end);
-  remember(begin, end);
+  remember(key, begin, end);
 }
 
 bool InitTracker::covered(uint64_t begin, uint64_t end) const {
-  for (const Span& r : recent_) {
-    if (r.begin <= begin && end <= r.end && begin < end) return true;
-  }
+  if (cached(begin, end)) return true;
   auto it = ranges_.upper_bound(begin);
   if (it == ranges_.begin()) return false;
   --it;
   if (!(it->first <= begin && end <= it->second)) return false;
-  remember(it->first, it->second);
+  remember(begin, it->first, it->second);
   return true;
 }
 
-void InitTracker::mark(const TensorDesc& t) {
+void InitTracker::mark_rows(const TensorDesc& t) {
   if (covered(t.span_begin(), t.span_end())) return;  // already: every row is
   for_each_row_range(t, [this](uint64_t b, uint64_t e) { add(b, e); });
 }
 
-bool InitTracker::initialised(const TensorDesc& t) const {
+bool InitTracker::initialised_rows(const TensorDesc& t) const {
   // The bounding range covered covers every row; else row by row.
   if (covered(t.span_begin(), t.span_end())) return true;
   bool ok = true;

@@ -6,6 +6,7 @@
 // earlier command" mean "written before this command reads".
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <algorithm>
 #include <iterator>
@@ -17,25 +18,41 @@ namespace kb {
 
 class InitTracker {
  public:
-  void mark(const TensorDesc& t);                // every row of the tensor or view
-  bool initialised(const TensorDesc& t) const;   // every byte of every row
+  // Inline: both run for every command, and a kernel reads and writes the
+  // same few buffers over and over, which the cache answers (issue 16 item
+  // 1); the rest is out of line.
+  void mark(const TensorDesc& t) {  // every row of the tensor or view
+    if (!cached(t.span_begin(), t.span_end())) mark_rows(t);
+  }
+  bool initialised(const TensorDesc& t) const {  // every byte of every row
+    return cached(t.span_begin(), t.span_end()) || initialised_rows(t);
+  }
 
  private:
+  void mark_rows(const TensorDesc& t);
+  bool initialised_rows(const TensorDesc& t) const;
   void add(uint64_t begin, uint64_t end);
   bool covered(uint64_t begin, uint64_t end) const;
   std::map<uint64_t, uint64_t> ranges_;  // begin -> end, disjoint, merged
-  // The ranges that answered last: ranges only grow, so they stay covered,
-  // and a kernel reads the same few buffers over and over.
+  // Ranges that answered, by the begin address asked about (a hash of it):
+  // ranges only grow, so a range once covered stays covered, and a tensor
+  // asked about again finds its range in one probe. A kernel's buffers may
+  // be more disjoint ranges than a short list of the latest holds (gqa-decode
+  // opt3 missed four latest ranges on one read in five).
   struct Span {
     uint64_t begin = 0, end = 0;
   };
-  static constexpr int kRecent = 4;
-  mutable Span recent_[kRecent];
-  mutable int next_recent_ = 0;
-  void remember(uint64_t begin, uint64_t end) const {
-    recent_[next_recent_] = {begin, end};
-    next_recent_ = (next_recent_ + 1) % kRecent;
+  static constexpr int kCacheBits = 6;
+  static size_t slot(uint64_t begin) {
+    return size_t((begin * 0x9E3779B97F4A7C15ull) >> (64 - kCacheBits));  // Fibonacci hashing
   }
+  mutable Span cache_[size_t(1) << kCacheBits];
+  bool cached(uint64_t begin, uint64_t end) const {
+    const Span& r = cache_[slot(begin)];
+    return r.begin <= begin && end <= r.end && begin < end;
+  }
+  // `key`: the begin address asked about; [begin, end) covers it.
+  void remember(uint64_t key, uint64_t begin, uint64_t end) const { cache_[slot(key)] = {begin, end}; }
 };
 
 }  // namespace kb
