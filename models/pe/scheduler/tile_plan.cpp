@@ -130,10 +130,9 @@ TilePlan::Ref TilePlan::add(RecordKind kind, Engine engine, int64_t tile) {
   // Reused in place: the edge list keeps its capacity, so a warm plan
   // produces stages without heap allocation.
   Stage& s = slots_[slot];
-  std::vector<uint32_t> edges = std::move(s.dependents);
-  s = Stage{};
-  edges.clear();
-  s.dependents = std::move(edges);
+  static_cast<StageWork&>(s) = StageWork{};
+  s.dependents.clear();
+  s.pending = 0;
   s.cmd_id = id_;
   s.cmd_type = type_;
   s.kind = kind;
@@ -245,6 +244,11 @@ void TilePlan::start(uint64_t cmd_id, const Command& cmd, const TensorTable& tab
             w.peer = rv.src;
           }},
       cmd);
+  if (unit_.size() == 1 && !std::holds_alternative<CompositeCmd>(cmd)) {
+    ready_.push_back(unit_[0]);  // a single-op command's one stage waits for nothing
+    unit_.clear();
+    return;
+  }
   seal_unit();
 }
 
