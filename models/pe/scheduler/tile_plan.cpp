@@ -1,6 +1,7 @@
 #include "models/pe/scheduler/tile_plan.h"
 
 #include <algorithm>
+#include <array>
 
 #include "models/util/checked.h"
 #include "models/util/overloaded.h"
@@ -73,9 +74,17 @@ void gemm_work(Stage& w, int64_t m, int64_t n, int64_t k) {
   w.elements = sat_mul(dim(m), dim(n));
 }
 
+// math_op_is_reduction() of every op, looked up once: every MATH stage asks
+// (issue 16 item 1).
+const std::array<bool, kNumMathOps> kReduction = [] {
+  std::array<bool, kNumMathOps> r{};
+  for (int i = 0; i < kNumMathOps; ++i) r[size_t(i)] = math_op_is_reduction(MathOp(i));
+  return r;
+}();
+
 void math_work(Stage& w, MathOp op, const Handle* operands, Handle out, const TensorTable& table) {
   w.op = op;
-  if (math_op_is_reduction(op)) {  // elements reduced: the input's (arity 1)
+  if (kReduction[size_t(op)]) {  // elements reduced: the input's (arity 1)
     const TensorDesc& src = table.at(operands[0]);
     w.elements = elements_of(src);
     w.row_len = src.cols;
@@ -118,7 +127,7 @@ std::optional<uint64_t> gemm_tile_count(const TileConfig& tile, uint64_t m, uint
   return checked_product({tiles(m, tile.m), tiles(n, tile.n), tiles(k, tile.k)});
 }
 
-TilePlan::Ref TilePlan::add(RecordKind kind, Engine engine, int64_t tile) {
+inline TilePlan::Ref TilePlan::add(RecordKind kind, Engine engine, int64_t tile) {
   uint32_t slot;
   if (!free_.empty()) {
     slot = free_.back();
