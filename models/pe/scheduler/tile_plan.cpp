@@ -438,7 +438,7 @@ void TilePlan::complete(uint32_t slot) {
     // epilogue (which waits for every block) is ready when none is left.
     if (!loop_.active && tile_live_ == 0 && !epilogue_done_) emit_epilogue();
   }
-  seal_unit();
+  if (!unit_.empty()) seal_unit();  // a single-op command produces nothing here
 }
 
 }  // namespace kb
