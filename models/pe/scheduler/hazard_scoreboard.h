@@ -133,6 +133,7 @@ class HazardScoreboard {
     return {std::min(a.box.begin, b.box.begin), std::max(a.box.end, b.box.end)};
   }
   static RangeList list_of(const ByteRange* p, size_t n) {
+    if (n == 1) return {p, 1, {p[0].begin, p[0].end}, p[0].stride == 0};  // the common case
     RangeList l{p, n, {}, true};
     if (n) l.box = {p[0].begin, p[0].end};
     uint64_t strides = n ? p[0].stride : 0;
