@@ -16,17 +16,7 @@ namespace {
 
 }  // namespace
 
-uint64_t cycles_add(uint64_t a, uint64_t b, const char* what) {
-  const std::optional<uint64_t> r = checked_add(a, b);
-  if (!r) too_many_cycles(what);
-  return *r;
-}
-
-uint64_t cycles_mul(uint64_t a, uint64_t b, const char* what) {
-  const std::optional<uint64_t> r = checked_mul(a, b);
-  if (!r) too_many_cycles(what);
-  return *r;
-}
+void cycles_overflow(const char* what) { too_many_cycles(what); }
 
 uint64_t ceil_div_real(uint64_t bytes, double per_cycle) {
   const std::optional<uint64_t> c = ceil_to_u64(double(bytes) / per_cycle - 1e-9);

@@ -17,8 +17,20 @@ namespace kb {
 inline uint64_t ceil_div(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
 // ceil(bytes / per_cycle).
 uint64_t ceil_div_real(uint64_t bytes, double per_cycle);
-// a + b and a x b cycles; `what` names the formula in the error.
-uint64_t cycles_add(uint64_t a, uint64_t b, const char* what);
-uint64_t cycles_mul(uint64_t a, uint64_t b, const char* what);
+// Throws KernelError: the cycle count of formula `what` does not fit in 64
+// bits.
+[[noreturn, gnu::cold]] void cycles_overflow(const char* what);
+// a + b and a x b cycles; `what` names the formula in the error. Inline:
+// every stage's formula runs them (issue 16 item 1).
+inline uint64_t cycles_add(uint64_t a, uint64_t b, const char* what) {
+  uint64_t r;
+  if (__builtin_add_overflow(a, b, &r)) cycles_overflow(what);
+  return r;
+}
+inline uint64_t cycles_mul(uint64_t a, uint64_t b, const char* what) {
+  uint64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) cycles_overflow(what);
+  return r;
+}
 
 }  // namespace kb

@@ -9,17 +9,18 @@
 
 namespace kb {
 
-uint64_t math_cycles(const PeConfig& cfg, MathOp op, uint64_t elements, int64_t row_len) {
-  const uint64_t per_vector = math_op_is_transcendental(op) ? cfg.math.transcendental_cycles
-                                                            : cfg.math.elementwise_cycles;
-  const char* what = "MATH";
-  uint64_t c = cycles_add(cfg.math.pipeline_latency_cycles,
-                          cycles_mul(ceil_div(elements, cfg.math.lanes), per_vector, what), what);
-  if (math_op_is_reduction(op) && row_len > 1) {
-    // ceil(log2(n)) exactly, in integers: the bit width of n - 1.
-    c = cycles_add(c, uint64_t(64 - __builtin_clzll(uint64_t(row_len - 1))), what);
+MathTiming::MathTiming(const PeConfig& cfg)
+    : latency_(cfg.math.pipeline_latency_cycles), lanes_(cfg.math.lanes) {
+  for (int i = 0; i < kNumMathOps; ++i) {
+    const MathOp op = MathOp(i);
+    ops_[size_t(i)] = {math_op_is_transcendental(op) ? cfg.math.transcendental_cycles
+                                                     : cfg.math.elementwise_cycles,
+                       math_op_is_reduction(op)};
   }
-  return c;
+}
+
+uint64_t math_cycles(const PeConfig& cfg, MathOp op, uint64_t elements, int64_t row_len) {
+  return MathTiming(cfg).cycles(op, elements, row_len);
 }
 
 namespace {

@@ -97,21 +97,4 @@ std::vector<HazardScoreboard::Blocker> HazardScoreboard::add(
   return blockers;
 }
 
-HazardScoreboard::Entry& HazardScoreboard::free_slot() {
-  for (Entry& e : entries_)
-    if (!e.live) return e;
-  entries_.emplace_back();
-  return entries_.back();
-}
-
-void HazardScoreboard::remove(uint64_t id) {
-  for (Entry& e : entries_) {
-    if (e.live && e.id == id) {
-      e.live = false;
-      --live_;
-      return;
-    }
-  }
-}
-
 }  // namespace kb

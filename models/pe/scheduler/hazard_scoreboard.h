@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace kb {
@@ -25,9 +26,13 @@ struct ByteRange {
   // whole, conservatively.
   static ByteRange strided(uint64_t begin, uint64_t run, uint64_t stride, uint64_t rows) {
     if (rows <= 1 || run >= stride) {  // the common case: no gaps
-      const unsigned __int128 end = rows == 0 ? begin
-                                              : (unsigned __int128)(rows - 1) * stride + begin + run;
-      return {begin, end > UINT64_MAX ? UINT64_MAX : uint64_t(end)};
+      if (rows == 0) return {begin, begin};
+      uint64_t end;  // (rows - 1) x stride + begin + run, saturated
+      if (__builtin_mul_overflow(rows - 1, stride, &end) || __builtin_add_overflow(end, begin, &end) ||
+          __builtin_add_overflow(end, run, &end)) {
+        end = UINT64_MAX;
+      }
+      return {begin, end};
     }
     return strided_range(begin, run, stride, rows);
   }
@@ -52,7 +57,7 @@ const char* to_string(Hazard h);
 class HazardScoreboard {
  public:
   // Registers command `id` and returns the in-flight commands it must wait
-  // for, each with the first hazard found.
+  // for, each with the first hazard found, in no particular order.
   struct Blocker {
     uint64_t id;
     Hazard hazard;
@@ -65,18 +70,38 @@ class HazardScoreboard {
   void add(uint64_t id, const std::vector<ByteRange>& reads, const std::vector<ByteRange>& writes,
            F on_blocker) {
     const Ranges later = ranges_of(reads, writes);
-    for (const Entry& e : entries_) {
-      if (!e.live) continue;
-      const Hazard h = classify(e.ranges.view, later);
-      if (h != Hazard::kNone) on_blocker(e.id, h);
+    // Issue 16 item 1: the live entries' whole bounds, one dense array,
+    // first; only an entry they meet is looked at list by list.
+    const Span* box = boxes_.data();
+    for (size_t i = 0; i < live_; ++i) {
+      if (!meet(box[i], later.box)) continue;
+      const Hazard h = classify_lists(entries_[slot_[i]].view, later);
+      if (h != Hazard::kNone) on_blocker(ids_[i], h);
     }
-    Entry& slot = free_slot();
-    slot.id = id;
-    slot.live = true;
-    slot.ranges.assign(reads, writes, later);
+    if (live_ == entries_.size()) {
+      slot_.push_back(uint32_t(entries_.size()));
+      entries_.emplace_back();
+      boxes_.emplace_back();
+      ids_.emplace_back();
+    }
+    entries_[slot_[live_]].assign(reads, writes, later);
+    boxes_[live_] = later.box;
+    ids_[live_] = id;
     ++live_;
   }
-  void remove(uint64_t id);
+  // Inlined: the scheduler runs it once per command.
+  void remove(uint64_t id) {
+    for (size_t i = 0; i < live_; ++i) {
+      if (ids_[i] != id) continue;
+      const size_t last = --live_;
+      if (i != last) {  // the last live entry fills the hole; i's buffer becomes spare
+        std::swap(slot_[i], slot_[last]);
+        boxes_[i] = boxes_[last];
+        ids_[i] = ids_[last];
+      }
+      return;
+    }
+  }
   size_t size() const { return live_; }
 
   // The hazard a later access pattern has against an earlier one.
@@ -86,24 +111,29 @@ class HazardScoreboard {
                          const std::vector<ByteRange>& later_writes);
 
  private:
+  struct Span {
+    uint64_t begin = 0, end = 0;
+  };
+  static bool meet(const Span& a, const Span& b) { return (a.begin < b.end) & (b.begin < a.end); }
   // One side's read and write ranges with the bounding range of each: a
   // pair of lists whose bounds do not meet needs no range-by-range check.
   struct RangeList {
     const ByteRange* p = nullptr;
     size_t n = 0;
-    ByteRange box;      // empty (0, 0) when n == 0
+    Span box;           // empty (0, 0), which meets nothing, when n == 0
     bool plain = true;  // every range contiguous: bounds decide
   };
   struct Ranges {
     RangeList reads, writes;
-    ByteRange box;  // bounds both (spans HBM and TCM when both are touched)
+    Span box;  // bounds both (spans HBM and TCM when both are touched)
   };
-  static ByteRange hull(const RangeList& a, const RangeList& b) {
+  static Span hull(const RangeList& a, const RangeList& b) {
     if (!a.n) return b.box;
     if (!b.n) return a.box;
     return {std::min(a.box.begin, b.box.begin), std::max(a.box.end, b.box.end)};
   }
   static RangeList list_of(const ByteRange* p, size_t n) {
+    if (n == 1) return {p, 1, {p[0].begin, p[0].end}, p[0].stride == 0};  // the common case
     RangeList l{p, n, {}, true};
     if (n) l.box = {p[0].begin, p[0].end};
     uint64_t strides = n ? p[0].stride : 0;
@@ -125,7 +155,7 @@ class HazardScoreboard {
   }
   // Inlined: accept() runs it for every pair of commands in flight.
   [[gnu::always_inline]] static bool any_overlap(const RangeList& a, const RangeList& b) {
-    if (!a.n || !b.n || !bounds_meet(a.box, b.box)) return false;
+    if (!meet(a.box, b.box)) return false;  // also when either list is empty
     if (a.plain && b.plain) {  // the common case: contiguous tensors
       for (size_t i = 0; i < a.n; ++i)
         for (size_t j = 0; j < b.n; ++j)
@@ -138,8 +168,12 @@ class HazardScoreboard {
     return false;
   }
   // RAW before WAW before WAR: the first hazard that orders the pair.
-  [[gnu::always_inline]] static Hazard classify(const Ranges& earlier, const Ranges& later) {
-    if (!bounds_meet(earlier.box, later.box)) return Hazard::kNone;
+  static Hazard classify(const Ranges& earlier, const Ranges& later) {
+    if (!meet(earlier.box, later.box)) return Hazard::kNone;
+    return classify_lists(earlier, later);
+  }
+  // classify() once the whole bounds are known to meet.
+  [[gnu::always_inline]] static Hazard classify_lists(const Ranges& earlier, const Ranges& later) {
     if (any_overlap(earlier.writes, later.reads)) return Hazard::kRaw;
     if (any_overlap(earlier.writes, later.writes)) return Hazard::kWaw;
     if (any_overlap(later.writes, earlier.reads)) return Hazard::kWar;
@@ -167,14 +201,15 @@ class HazardScoreboard {
       view.writes.p = all.data() + nr;
     }
   };
-  struct Entry {
-    uint64_t id = 0;
-    bool live = false;
-    StoredRanges ranges;
-  };
-  Entry& free_slot();
-  // At most queue_depth live entries: a linear scan is the cheap look-up.
-  std::vector<Entry> entries_;
+  // Live entries are positions [0, live_) of boxes_, ids_ and slot_, in no
+  // order (remove() moves the last into the hole): the scan reads only
+  // live ones. slot_ maps a position to its ranges in entries_, whose
+  // buffers stay put; slot_[live_..] are the spare ones. At most
+  // queue_depth entries are live.
+  std::vector<Span> boxes_;  // each entry's Ranges::box
+  std::vector<uint64_t> ids_;
+  std::vector<uint32_t> slot_;
+  std::vector<StoredRanges> entries_;
   size_t live_ = 0;
 };
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include <tlm>
@@ -22,7 +23,9 @@ struct BytePattern {
   uint64_t address = 0, run_bytes = 0, pitch = 0, runs = 0;
 };
 
-struct Stage {
+// Everything of a stage but its plan edges: trivially copyable, so the
+// plan resets a reused slot with one assignment (issue 16 item 1).
+struct StageWork {
   uint64_t cmd_id = 0;
   const char* cmd_type = "";
   RecordKind kind = RecordKind::kDmaRead;
@@ -52,11 +55,16 @@ struct Stage {
   // Position in the command's plan (stages are produced in this order); the
   // scheduler issues a command's ready stages on one engine by it.
   uint64_t seq = 0;
+};
+
+struct Stage : StageWork {
   // Plan edges: the plan's slots of the stages waiting for this one
   // (tile_plan.h).
   std::vector<uint32_t> dependents;
   uint32_t pending = 0;  // unfinished predecessors
 };
+
+static_assert(std::is_trivially_copyable_v<StageWork>);
 
 struct CommandData;  // data mode state of one in-flight command (command_data.h)
 

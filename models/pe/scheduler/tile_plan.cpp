@@ -1,6 +1,7 @@
 #include "models/pe/scheduler/tile_plan.h"
 
 #include <algorithm>
+#include <array>
 
 #include "models/util/checked.h"
 #include "models/util/overloaded.h"
@@ -73,9 +74,17 @@ void gemm_work(Stage& w, int64_t m, int64_t n, int64_t k) {
   w.elements = sat_mul(dim(m), dim(n));
 }
 
+// math_op_is_reduction() of every op, looked up once: every MATH stage asks
+// (issue 16 item 1).
+const std::array<bool, kNumMathOps> kReduction = [] {
+  std::array<bool, kNumMathOps> r{};
+  for (int i = 0; i < kNumMathOps; ++i) r[size_t(i)] = math_op_is_reduction(MathOp(i));
+  return r;
+}();
+
 void math_work(Stage& w, MathOp op, const Handle* operands, Handle out, const TensorTable& table) {
   w.op = op;
-  if (math_op_is_reduction(op)) {  // elements reduced: the input's (arity 1)
+  if (kReduction[size_t(op)]) {  // elements reduced: the input's (arity 1)
     const TensorDesc& src = table.at(operands[0]);
     w.elements = elements_of(src);
     w.row_len = src.cols;
@@ -118,7 +127,7 @@ std::optional<uint64_t> gemm_tile_count(const TileConfig& tile, uint64_t m, uint
   return checked_product({tiles(m, tile.m), tiles(n, tile.n), tiles(k, tile.k)});
 }
 
-TilePlan::Ref TilePlan::add(RecordKind kind, Engine engine, int64_t tile) {
+inline TilePlan::Ref TilePlan::add(RecordKind kind, Engine engine, int64_t tile) {
   uint32_t slot;
   if (!free_.empty()) {
     slot = free_.back();
@@ -130,10 +139,9 @@ TilePlan::Ref TilePlan::add(RecordKind kind, Engine engine, int64_t tile) {
   // Reused in place: the edge list keeps its capacity, so a warm plan
   // produces stages without heap allocation.
   Stage& s = slots_[slot];
-  std::vector<uint32_t> edges = std::move(s.dependents);
-  s = Stage{};
-  edges.clear();
-  s.dependents = std::move(edges);
+  static_cast<StageWork&>(s) = StageWork{};
+  s.dependents.clear();
+  s.pending = 0;
   s.cmd_id = id_;
   s.cmd_type = type_;
   s.kind = kind;
@@ -245,6 +253,11 @@ void TilePlan::start(uint64_t cmd_id, const Command& cmd, const TensorTable& tab
             w.peer = rv.src;
           }},
       cmd);
+  if (unit_.size() == 1 && !std::holds_alternative<CompositeCmd>(cmd)) {
+    ready_.push_back(unit_[0]);  // a single-op command's one stage waits for nothing
+    unit_.clear();
+    return;
+  }
   seal_unit();
 }
 
@@ -425,7 +438,7 @@ void TilePlan::complete(uint32_t slot) {
     // epilogue (which waits for every block) is ready when none is left.
     if (!loop_.active && tile_live_ == 0 && !epilogue_done_) emit_epilogue();
   }
-  seal_unit();
+  if (!unit_.empty()) seal_unit();  // a single-op command produces nothing here
 }
 
 }  // namespace kb
