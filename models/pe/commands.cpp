@@ -143,7 +143,7 @@ bool OpDecoder::decode(const OpSpec& spec, TypedOp* op, std::string* error) {
   TypedOp t;
   t.scope = spec.scope;
   t.out = spec.out;
-  if (spec.kind == "gemm") {
+  if (std::string_view(spec.kind) == "gemm") {
     t.kind = OpKind::kGemm;
     const bool tile = spec.scope == OpScope::kTile;
     if (tile && tile_gemm_) return bad("a composite has at most one tile-scope gemm");
@@ -151,7 +151,7 @@ bool OpDecoder::decode(const OpSpec& spec, TypedOp* op, std::string* error) {
     for (int i = 0; i < 2; ++i) {
       const NamedOperand* o = nullptr;
       for (const NamedOperand& n : spec.operands) {
-        if (n.name == kRoles[i]) {
+        if (std::string_view(n.name) == kRoles[i]) {
           o = &n;
           break;
         }
@@ -178,7 +178,8 @@ bool OpDecoder::decode(const OpSpec& spec, TypedOp* op, std::string* error) {
     // never computed with or checked: refused, as is a role given twice.
     bool seen[2] = {false, false};
     for (const NamedOperand& n : spec.operands) {
-      const int i = n.name == "a" ? 0 : n.name == "b" ? 1 : -1;
+      const std::string_view role = n.name;
+      const int i = role == "a" ? 0 : role == "b" ? 1 : -1;
       if (i < 0) return bad("unexpected operand '" + cut(n.name) + "' (a gemm op takes a and b)");
       if (seen[i]) return bad("duplicate operand '" + n.name + "'");
       seen[i] = true;

@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <string>
+#include <string_view>
 
 #include "models/util/overloaded.h"
 
@@ -11,9 +12,9 @@ namespace {
 
 constexpr uint8_t kHasOut = 0x80;
 constexpr uint8_t kScopeMask = 0x03;
-const char* const kGemmSlots[] = {"a", "b"};
-const char* const kMathSlots[] = {"src_a", "src_b"};
-const char* const kGemmFlags[] = {"transpose_b", "accumulate"};
+constexpr std::string_view kGemmSlots[] = {"a", "b"};
+constexpr std::string_view kMathSlots[] = {"src_a", "src_b"};
+constexpr std::string_view kGemmFlags[] = {"transpose_b", "accumulate"};
 
 // Writes into a buffer sized once to the command's logical bytes, through
 // a raw pointer: no capacity check per byte (issue 16 item 1, the encoder
@@ -68,9 +69,10 @@ void framing(Writer& w, Type t, uint32_t id) {
   w.u32(uint32_t(t) | (id & kCompletionIdMask) << 8);  // type byte, then the id's low 3 bytes
 }
 
-const Extra* find_extra(const Extras& extras, const char* name) {
+// Names compare as string_views: the length first, no strlen per compare.
+const Extra* find_extra(const Extras& extras, std::string_view name) {
   for (const Extra& e : extras)
-    if (e.name == name) return &e;
+    if (std::string_view(e.name) == name) return &e;
   return nullptr;
 }
 
@@ -88,7 +90,7 @@ void math_extras(Writer& w, MathOp op, const Extras& extras) {
   }
   const char* field = op == MathOp::kScale ? "factor" : op == MathOp::kFill ? "value" : nullptr;
   for (const Extra& e : extras) {
-    if (!field || e.name != field) {
+    if (!field || std::string_view(e.name) != field) {
       throw EncodeError(std::string(to_string(op)) + ": extra '" + e.name + "' has no field in the descriptor");
     }
   }
@@ -98,48 +100,49 @@ void math_extras(Writer& w, MathOp op, const Extras& extras) {
 }
 
 void gemm_extras(Writer& w, const Extras& extras) {
-  const char* const ints[] = {"m", "k", "n"};
+  constexpr std::string_view ints[] = {"m", "k", "n"};
   size_t known = 0;
   for (const Extra& e : extras) {
     bool ok = false;
-    for (const char* n : ints) ok |= e.name == n && std::holds_alternative<int64_t>(e.value);
-    for (const char* n : kGemmFlags) ok |= e.name == n && std::holds_alternative<bool>(e.value);
+    const std::string_view name = e.name;
+    for (std::string_view n : ints) ok |= name == n && std::holds_alternative<int64_t>(e.value);
+    for (std::string_view n : kGemmFlags) ok |= name == n && std::holds_alternative<bool>(e.value);
     if (!ok) throw EncodeError("gemm: extra '" + e.name + "' has no field in the descriptor");
     ++known;
   }
-  for (const char* n : ints) {
-    if (!find_extra(extras, n)) throw EncodeError(std::string("gemm: extra '") + n + "' is missing");
+  for (std::string_view n : ints) {
+    if (!find_extra(extras, n)) throw EncodeError("gemm: extra '" + std::string(n) + "' is missing");
   }
   uint8_t flags[2] = {0, 0};  // each flag at most once (checked below)
   size_t nflags = 0;
   for (uint8_t id = 0; id < 2; ++id) {
     size_t seen = 0;
     for (const Extra& e : extras) {
-      if (e.name != kGemmFlags[id]) continue;
-      if (++seen > 1) throw EncodeError(std::string("gemm: extra '") + kGemmFlags[id] + "' given twice");
+      if (std::string_view(e.name) != kGemmFlags[id]) continue;
+      if (++seen > 1) throw EncodeError("gemm: extra '" + std::string(kGemmFlags[id]) + "' given twice");
       flags[nflags++] = uint8_t(id << 1 | (std::get<bool>(e.value) ? 1 : 0));
     }
   }
   if (known != 3 + nflags) throw EncodeError("gemm: an extra among m, k, n given twice");
   w.u8(uint8_t(known));
-  for (const char* n : ints) w.i32(std::get<int64_t>(find_extra(extras, n)->value), n);
+  for (std::string_view n : ints) w.i32(std::get<int64_t>(find_extra(extras, n)->value), n.data());
   for (size_t i = 0; i < nflags; ++i) w.u8(flags[i]);
 }
 
 void op_spec(Writer& w, const OpSpec& op) {
   MathOp m{};
-  const bool gemm = op.kind == "gemm";
+  const bool gemm = std::string_view(op.kind) == "gemm";
   if (!gemm && !math_op_from_string(op.kind, &m)) throw EncodeError("unknown op kind '" + op.kind + "'");
   w.u8(gemm ? 0 : uint8_t(1 + uint8_t(m)));
   w.u8(uint8_t(uint8_t(op.scope) | (op.has_out ? kHasOut : 0)));
   w.count(op.operands.size(), "operands");
   if (gemm) {  // by role, a then b, whatever order the spec lists them in
     if (op.operands.size() != 2) throw EncodeError("gemm: takes operands a and b");
-    for (const char* role : kGemmSlots) {
+    for (std::string_view role : kGemmSlots) {
       const NamedOperand* o = nullptr;
       for (const NamedOperand& x : op.operands)
-        if (x.name == role) o = &x;
-      if (!o) throw EncodeError(std::string("gemm: operand '") + role + "' is missing");
+        if (std::string_view(x.name) == role) o = &x;
+      if (!o) throw EncodeError("gemm: operand '" + std::string(role) + "' is missing");
       w.u64(o->handle);
     }
   } else {
@@ -227,7 +230,7 @@ Extras read_gemm_extras(Reader& r) {
     const int id = f >> 1;
     if (id > 1 || id <= last) r.fail("gemm flag byte " + std::to_string(f) + ": expected transpose_b (0/1) then accumulate (2/3), each once");
     last = id;
-    e.push_back({kGemmFlags[id], bool(f & 1)});
+    e.push_back({std::string(kGemmFlags[id]), bool(f & 1)});
   }
   return e;
 }
@@ -240,7 +243,7 @@ std::vector<NamedOperand> read_operands(Reader& r, bool gemm, MathOp m) {
            std::to_string(n));
   }
   std::vector<NamedOperand> ops;
-  for (uint8_t i = 0; i < n; ++i) ops.push_back({gemm ? kGemmSlots[i] : kMathSlots[i], r.u64("an operand handle")});
+  for (uint8_t i = 0; i < n; ++i) ops.push_back({std::string(gemm ? kGemmSlots[i] : kMathSlots[i]), r.u64("an operand handle")});
   return ops;
 }
 
