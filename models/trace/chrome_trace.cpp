@@ -479,9 +479,15 @@ void TraceProcess::record(const OpRecord& r) {
   // In a window, a flow is written when both of its slices are.
   uint64_t flow_id = 0;
   const Dispatch* flow_from = nullptr;
+  Dispatch* dispatch = nullptr;  // this record's, to keep its ts text
   if (r.cmd_id != 0 && r.end_ps > r.start_ps) {
     if (r.kind == RecordKind::kDispatch) {
-      dispatch_ts_[r.cmd_id] = {ts, r.start_ps, exact, kept};
+      dispatch = &dispatch_ts_[r.cmd_id];  // a node: stays put while the map grows
+      dispatch->ts = ts;
+      dispatch->start_ps = r.start_ps;
+      dispatch->exact = exact;
+      dispatch->kept = kept;
+      dispatch->text_len = 0;
     } else if (r.kind != RecordKind::kStall && r.kind != RecordKind::kCpuCycles) {
       const auto it = dispatch_ts_.find(r.cmd_id);
       if (it != dispatch_ts_.end()) {
@@ -514,7 +520,13 @@ void TraceProcess::record(const OpRecord& r) {
     o.str_body(r.op, op_len);
   }
   o.lit("\",\"ts\":");
+  const char* const ts_text = o.p;
   o.ts(ts, r.start_ps, exact);
+  const size_t ts_len = size_t(o.p - ts_text);
+  if (dispatch && ts_len <= sizeof dispatch->text) {
+    std::memcpy(dispatch->text, ts_text, ts_len);
+    dispatch->text_len = uint8_t(ts_len);
+  }
   o.lit(",\"dur\":");
   o.time_ps(r.end_ps - r.start_ps);
   if (r.kind == RecordKind::kStall) o.lit(",\"cname\":\"terrible\"");  // chrome://tracing colour
@@ -554,7 +566,8 @@ void TraceProcess::record(const OpRecord& r) {
   }
   o.lit("}}");
   if (flow_id) {
-    auto flow_point = [&](char ph, int point_tid, const Dispatch& at) {
+    // A flow event's ts is its slice's, as written there.
+    auto flow_point = [&](char ph, int point_tid, const char* text, size_t text_len, const Dispatch* at) {
       o.lit(",\n{\"ph\":\"");
       o.ch(ph);
       o.lit("\",\"pid\":");
@@ -566,11 +579,16 @@ void TraceProcess::record(const OpRecord& r) {
       o.lit("\",\"id\":");
       o.u64(flow_id);
       o.lit(",\"bp\":\"e\",\"ts\":");
-      o.ts(at.ts, at.start_ps, at.exact);
+      if (text_len) {
+        std::memcpy(o.p, text, text_len);
+        o.p += text_len;
+      } else {
+        o.ts(at->ts, at->start_ps, at->exact);
+      }
       o.ch('}');
     };
-    flow_point('s', trace_tid(Component::kPeCpu), *flow_from);
-    flow_point('f', tid, Dispatch{ts, r.start_ps, exact, true});
+    flow_point('s', trace_tid(Component::kPeCpu), flow_from->text, flow_from->text_len, flow_from);
+    flow_point('f', tid, ts_text, ts_len, nullptr);
   }
   file_.done(o.p);
   file_.flush_if_full();

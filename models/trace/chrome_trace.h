@@ -158,6 +158,10 @@ class TraceProcess {
     uint64_t start_ps;
     bool exact;  // ts == us(start_ps)
     bool kept;
+    // The ts as written in the slice, for its flows (issue 16 item 3: not
+    // formatted twice); 0: not kept, or longer than text.
+    uint8_t text_len;
+    char text[31];
   };
   std::unordered_map<uint64_t, Dispatch> dispatch_ts_;
 };
