@@ -50,14 +50,6 @@ char* write_ps_as_us(char* p, uint64_t ps) {
 }
 
 
-const char* category(const OpRecord& r) {
-  switch (r.kind) {
-    case RecordKind::kStall: return "stall";
-    case RecordKind::kCpuCycles: return "cpu_cycles";
-    default: return "cmd";  // must equal the flows' category (flows bind by it)
-  }
-}
-
 // The length of the well-formed UTF-8 sequence at p (at most n bytes), or 0.
 size_t utf8_length(const unsigned char* p, size_t n) {
   const unsigned char c = p[0];
@@ -134,7 +126,14 @@ struct Out {
   void str_body(const char* str, size_t n) {
     static const char kHex[] = "0123456789abcdef";
     const auto* s = reinterpret_cast<const unsigned char*>(str);
-    for (size_t i = 0; i < n;) {
+    // Names are short and plain: copied in the pass that checks them.
+    size_t i = 0;
+    while (i < n && kPlain[s[i]]) {
+      p[i] = str[i];
+      ++i;
+    }
+    p += i;
+    while (i < n) {
       size_t run = i;  // plain ASCII, copied as is
       while (run < n && kPlain[s[run]]) ++run;
       std::memcpy(p, str + i, run - i);
@@ -160,6 +159,11 @@ struct Out {
         ++i;
       }
     }
+  }
+  // Text already written at [from, to), again (a name's parts in args).
+  void again(const char* from, const char* to) {
+    std::memcpy(p, from, size_t(to - from));
+    p += to - from;
   }
   void str(const char* s, size_t n) {
     *p++ = '"';
@@ -509,16 +513,24 @@ void TraceProcess::record(const OpRecord& r) {
   o.i64(pid_);
   o.lit(",\"tid\":");
   o.i64(tid);
-  o.lit(",\"cat\":\"");
-  o.str_body(category(r), std::strlen(category(r)));
+  switch (r.kind) {  // cat
+    case RecordKind::kStall: o.lit(",\"cat\":\"stall"); break;
+    case RecordKind::kCpuCycles: o.lit(",\"cat\":\"cpu_cycles"); break;
+    default: o.lit(",\"cat\":\"cmd"); break;  // must equal the flows' category (flows bind by it)
+  }
   o.lit("\",\"name\":\"");  // trace_slice_name(r), without a temporary string
+  // Each part is escaped once; args copy it (issue 16 item 3).
+  const char* const cmd_type_text = o.p;
   o.str_body(cmd_type, cmd_type_len);
+  const char* const kind_text = o.p;
   o.ch(' ');
   o.str_body(kind, kind_len);
+  const char* const op_text = o.p;
   if (op_len) {
     o.ch(' ');
     o.str_body(r.op, op_len);
   }
+  const char* const name_end = o.p;
   o.lit("\",\"ts\":");
   const char* const ts_text = o.p;
   o.ts(ts, r.start_ps, exact);
@@ -532,10 +544,11 @@ void TraceProcess::record(const OpRecord& r) {
   if (r.kind == RecordKind::kStall) o.lit(",\"cname\":\"terrible\"");  // chrome://tracing colour
   o.lit(",\"args\":{\"cmd_id\":");
   o.u64(r.cmd_id);
-  o.lit(",\"cmd_type\":");
-  o.str(r.cmd_type, std::strlen(r.cmd_type));
-  o.lit(",\"kind\":");
-  o.str(kind, kind_len);
+  o.lit(",\"cmd_type\":\"");
+  if (*r.cmd_type) o.again(cmd_type_text, kind_text);  // else "", not the name's "?"
+  o.lit("\",\"kind\":\"");
+  o.again(kind_text + 1, op_text);
+  o.ch('"');
   o.lit(",\"tile\":");
   o.i64(r.tile);
   o.lit(",\"bytes\":");
@@ -545,8 +558,9 @@ void TraceProcess::record(const OpRecord& r) {
   o.lit(",\"end_ps\":");
   o.u64(r.end_ps);
   if (op_len) {
-    o.lit(",\"op\":");
-    o.str(r.op, op_len);
+    o.lit(",\"op\":\"");
+    o.again(op_text + 1, name_end);
+    o.ch('"');
   }
   if (r.elements) {
     o.lit(",\"elements\":");
