@@ -192,6 +192,30 @@ std::string trace_slice_name(const OpRecord& r) {
   return s;
 }
 
+// A v that is a whole number of millionths below 1e9 is written without
+// to_chars's search: its exact decimal has at most 15 significant digits,
+// so it is the shortest (see kExactPsBelow), written fixed unless
+// scientific is shorter.
+char* write_trace_double(char* p, double v) {
+  if (v > 0 && v < 1e9) {
+    const uint64_t m = uint64_t(v * 1e6 + 0.5);
+    if (m < kExactPsBelow && us(m) == v) {
+      char* const end = write_exact_us(p, m);
+      // Significant digits: without the leading "0." and zeros of v < 1,
+      // without the trailing zeros of a whole v.
+      const char* first = p;
+      while (*first == '0' || *first == '.') ++first;
+      const char* last = end;
+      if (std::memchr(p, '.', size_t(end - p)) == nullptr)
+        while (last[-1] == '0') --last;
+      const size_t digits = size_t(last - first) - (std::memchr(first, '.', size_t(last - first)) ? 1 : 0);
+      const size_t scientific = digits + (digits > 1 ? 1 : 0) + 4;  // "d.ddde+XX": 1e-6 <= v < 1e9
+      if (size_t(end - p) <= scientific) return end;
+    }
+  }
+  return std::to_chars(p, p + 32, v).ptr;
+}
+
 char* write_trace_time(char* p, double v) {
   if (v >= 0 && !std::signbit(v) && v < 1e9) {
     const uint64_t ps = uint64_t(v * 1e6 + 0.5);
@@ -571,7 +595,7 @@ void TraceProcess::record(const OpRecord& r) {
     o.u64(r.logical_bytes);
     o.lit(",\"dispatch_cycles_exact\":");
     if (std::isfinite(r.dispatch_cycles_exact)) {  // shortest round-trip, as the op log
-      o.p = std::to_chars(o.p, o.p + 32, r.dispatch_cycles_exact).ptr;
+      o.p = write_trace_double(o.p, r.dispatch_cycles_exact);
     } else {
       o.lit("null");
     }
