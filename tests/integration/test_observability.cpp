@@ -395,7 +395,7 @@ TEST(ObservabilityTrace, RecordNamePartsAreEscapedInNameAndArgs) {
   kb::ChromeTrace t(out);
   kb::TraceProcess& p = t.add_process("pe");
   static const char kType[] = "Q\"t\\y\x02\xff\xe2\x82\xac";  // quote, backslash, control, bad byte, euro
-  static const char kOp[] = "e\"x\x1fp\xc3";
+  static const char kOp[] = "plain8by" "e\"x\x1fp\xc3";  // escapes after a plain word
   kb::OpRecord r;
   r.component = kb::Component::kPeMath;
   r.kind = kb::RecordKind::kMath;
@@ -418,7 +418,7 @@ TEST(ObservabilityTrace, RecordNamePartsAreEscapedInNameAndArgs) {
   for (const auto& e : j["traceEvents"])
     if (e["ph"] == "X") slices.push_back(e);
   ASSERT_EQ(slices.size(), 2u);
-  const std::string type = "Q\"t\\y\x02\xef\xbf\xbd\xe2\x82\xac", op = "e\"x\x1fp\xef\xbf\xbd";
+  const std::string type = "Q\"t\\y\x02\xef\xbf\xbd\xe2\x82\xac", op = "plain8bye\"x\x1fp\xef\xbf\xbd";
   EXPECT_EQ(slices[0]["name"], type + " MATH " + op);
   EXPECT_EQ(slices[0]["args"]["cmd_type"], type);
   EXPECT_EQ(slices[0]["args"]["kind"], "MATH");
