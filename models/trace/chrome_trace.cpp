@@ -122,8 +122,8 @@ struct Out {
     }
   }
   void i64(int64_t v) {
-    if (v >= 0) u64(uint64_t(v));
-    else p = std::to_chars(p, p + 20, v).ptr;
+    if (v < 0) *p++ = '-';  // a record's tile -1: the short path too
+    u64(v < 0 ? 0 - uint64_t(v) : uint64_t(v));
   }
   void time(double v) { p = write_trace_time(p, v); }
   void time_ps(uint64_t ps) { p = write_ps_as_us(p, ps); }  // us(ps), without a division
