@@ -50,14 +50,6 @@ char* write_ps_as_us(char* p, uint64_t ps) {
 }
 
 
-const char* category(const OpRecord& r) {
-  switch (r.kind) {
-    case RecordKind::kStall: return "stall";
-    case RecordKind::kCpuCycles: return "cpu_cycles";
-    default: return "cmd";  // must equal the flows' category (flows bind by it)
-  }
-}
-
 // The length of the well-formed UTF-8 sequence at p (at most n bytes), or 0.
 size_t utf8_length(const unsigned char* p, size_t n) {
   const unsigned char c = p[0];
@@ -97,6 +89,15 @@ struct PlainBytes {
 };
 constexpr PlainBytes kPlain;
 
+// Whether 8 bytes are all kPlain (word-at-a-time byte tests).
+constexpr bool plain8(uint64_t x) {
+  constexpr uint64_t k01 = 0x0101010101010101ull, k80 = k01 * 0x80;
+  auto has_below = [](uint64_t v, uint64_t b) { return (v - k01 * b) & ~v & k80; };  // a byte < b (b <= 0x80)
+  return ((x & k80) | has_below(x, 0x20) | has_below(x ^ (k01 * '"'), 1) | has_below(x ^ (k01 * '\\'), 1)) == 0;
+}
+static_assert(plain8(0x4142434445464748ull) && !plain8(0x4142432245464748ull) && !plain8(0x41425c4445464748ull) &&
+              !plain8(0x4142431f45464748ull) && !plain8(0x41428044454647ffull) && plain8(0x7e7e7e7e7e7e7e7eull));
+
 // Writes into room reserved in ChromeTrace's buffer (issue 16 item 3: no
 // std::string appends, no strlen of literals, no temporaries).
 struct Out {
@@ -121,8 +122,8 @@ struct Out {
     }
   }
   void i64(int64_t v) {
-    if (v >= 0) u64(uint64_t(v));
-    else p = std::to_chars(p, p + 20, v).ptr;
+    if (v < 0) *p++ = '-';  // a record's tile -1: the short path too
+    u64(v < 0 ? 0 - uint64_t(v) : uint64_t(v));
   }
   void time(double v) { p = write_trace_time(p, v); }
   void time_ps(uint64_t ps) { p = write_ps_as_us(p, ps); }  // us(ps), without a division
@@ -134,7 +135,21 @@ struct Out {
   void str_body(const char* str, size_t n) {
     static const char kHex[] = "0123456789abcdef";
     const auto* s = reinterpret_cast<const unsigned char*>(str);
-    for (size_t i = 0; i < n;) {
+    // Names are short and plain: checked and copied 8 bytes at a time,
+    // the rest in the pass that checks them.
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+      uint64_t x;
+      std::memcpy(&x, str + i, 8);
+      if (!plain8(x)) break;
+      std::memcpy(p + i, &x, 8);
+    }
+    while (i < n && kPlain[s[i]]) {
+      p[i] = str[i];
+      ++i;
+    }
+    p += i;
+    while (i < n) {
       size_t run = i;  // plain ASCII, copied as is
       while (run < n && kPlain[s[run]]) ++run;
       std::memcpy(p, str + i, run - i);
@@ -161,6 +176,11 @@ struct Out {
       }
     }
   }
+  // Text already written at [from, to), again (a name's parts in args).
+  void again(const char* from, const char* to) {
+    std::memcpy(p, from, size_t(to - from));
+    p += to - from;
+  }
   void str(const char* s, size_t n) {
     *p++ = '"';
     str_body(s, n);
@@ -186,6 +206,30 @@ std::string trace_slice_name(const OpRecord& r) {
     s += r.op;
   }
   return s;
+}
+
+// A v that is a whole number of millionths below 1e9 is written without
+// to_chars's search: its exact decimal has at most 15 significant digits,
+// so it is the shortest (see kExactPsBelow), written fixed unless
+// scientific is shorter.
+char* write_trace_double(char* p, double v) {
+  if (v > 0 && v < 1e9) {
+    const uint64_t m = uint64_t(v * 1e6 + 0.5);
+    if (m < kExactPsBelow && us(m) == v) {
+      char* const end = write_exact_us(p, m);
+      // Significant digits: without the leading "0." and zeros of v < 1,
+      // without the trailing zeros of a whole v.
+      const char* first = p;
+      while (*first == '0' || *first == '.') ++first;
+      const char* last = end;
+      if (std::memchr(p, '.', size_t(end - p)) == nullptr)
+        while (last[-1] == '0') --last;
+      const size_t digits = size_t(last - first) - (std::memchr(first, '.', size_t(last - first)) ? 1 : 0);
+      const size_t scientific = digits + (digits > 1 ? 1 : 0) + 4;  // "d.ddde+XX": 1e-6 <= v < 1e9
+      if (size_t(end - p) <= scientific) return end;
+    }
+  }
+  return std::to_chars(p, p + 32, v).ptr;
 }
 
 char* write_trace_time(char* p, double v) {
@@ -479,9 +523,15 @@ void TraceProcess::record(const OpRecord& r) {
   // In a window, a flow is written when both of its slices are.
   uint64_t flow_id = 0;
   const Dispatch* flow_from = nullptr;
+  Dispatch* dispatch = nullptr;  // this record's, to keep its ts text
   if (r.cmd_id != 0 && r.end_ps > r.start_ps) {
     if (r.kind == RecordKind::kDispatch) {
-      dispatch_ts_[r.cmd_id] = {ts, r.start_ps, exact, kept};
+      dispatch = &dispatch_ts_[r.cmd_id];  // a node: stays put while the map grows
+      dispatch->ts = ts;
+      dispatch->start_ps = r.start_ps;
+      dispatch->exact = exact;
+      dispatch->kept = kept;
+      dispatch->text_len = 0;
     } else if (r.kind != RecordKind::kStall && r.kind != RecordKind::kCpuCycles) {
       const auto it = dispatch_ts_.find(r.cmd_id);
       if (it != dispatch_ts_.end()) {
@@ -503,27 +553,44 @@ void TraceProcess::record(const OpRecord& r) {
   o.i64(pid_);
   o.lit(",\"tid\":");
   o.i64(tid);
-  o.lit(",\"cat\":\"");
-  o.str_body(category(r), std::strlen(category(r)));
+  switch (r.kind) {  // cat
+    case RecordKind::kStall: o.lit(",\"cat\":\"stall"); break;
+    case RecordKind::kCpuCycles: o.lit(",\"cat\":\"cpu_cycles"); break;
+    default: o.lit(",\"cat\":\"cmd"); break;  // must equal the flows' category (flows bind by it)
+  }
   o.lit("\",\"name\":\"");  // trace_slice_name(r), without a temporary string
+  // Each part is escaped once; args copy it (issue 16 item 3).
+  const char* const cmd_type_text = o.p;
   o.str_body(cmd_type, cmd_type_len);
+  const char* const kind_text = o.p;
   o.ch(' ');
   o.str_body(kind, kind_len);
+  const char* const op_text = o.p;
   if (op_len) {
     o.ch(' ');
     o.str_body(r.op, op_len);
   }
+  const char* const name_end = o.p;
   o.lit("\",\"ts\":");
+  const char* const ts_text = o.p;
   o.ts(ts, r.start_ps, exact);
+  const size_t ts_len = size_t(o.p - ts_text);
+  if (dispatch && ts_len <= sizeof dispatch->text) {
+    std::memcpy(dispatch->text, ts_text, ts_len);
+    dispatch->text_len = uint8_t(ts_len);
+  }
   o.lit(",\"dur\":");
   o.time_ps(r.end_ps - r.start_ps);
   if (r.kind == RecordKind::kStall) o.lit(",\"cname\":\"terrible\"");  // chrome://tracing colour
   o.lit(",\"args\":{\"cmd_id\":");
+  const char* const cmd_id_text = o.p;
   o.u64(r.cmd_id);
-  o.lit(",\"cmd_type\":");
-  o.str(r.cmd_type, std::strlen(r.cmd_type));
-  o.lit(",\"kind\":");
-  o.str(kind, kind_len);
+  const char* const cmd_id_end = o.p;
+  o.lit(",\"cmd_type\":\"");
+  if (*r.cmd_type) o.again(cmd_type_text, kind_text);  // else "", not the name's "?"
+  o.lit("\",\"kind\":\"");
+  o.again(kind_text + 1, op_text);
+  o.ch('"');
   o.lit(",\"tile\":");
   o.i64(r.tile);
   o.lit(",\"bytes\":");
@@ -533,8 +600,9 @@ void TraceProcess::record(const OpRecord& r) {
   o.lit(",\"end_ps\":");
   o.u64(r.end_ps);
   if (op_len) {
-    o.lit(",\"op\":");
-    o.str(r.op, op_len);
+    o.lit(",\"op\":\"");
+    o.again(op_text + 1, name_end);
+    o.ch('"');
   }
   if (r.elements) {
     o.lit(",\"elements\":");
@@ -545,7 +613,7 @@ void TraceProcess::record(const OpRecord& r) {
     o.u64(r.logical_bytes);
     o.lit(",\"dispatch_cycles_exact\":");
     if (std::isfinite(r.dispatch_cycles_exact)) {  // shortest round-trip, as the op log
-      o.p = std::to_chars(o.p, o.p + 32, r.dispatch_cycles_exact).ptr;
+      o.p = write_trace_double(o.p, r.dispatch_cycles_exact);
     } else {
       o.lit("null");
     }
@@ -554,23 +622,28 @@ void TraceProcess::record(const OpRecord& r) {
   }
   o.lit("}}");
   if (flow_id) {
-    auto flow_point = [&](char ph, int point_tid, const Dispatch& at) {
-      o.lit(",\n{\"ph\":\"");
-      o.ch(ph);
-      o.lit("\",\"pid\":");
-      o.i64(pid_);
-      o.lit(",\"tid\":");
-      o.i64(point_tid);
-      o.lit(",\"cat\":\"cmd\",\"name\":\"cmd ");
-      o.u64(r.cmd_id);
-      o.lit("\",\"id\":");
-      o.u64(flow_id);
-      o.lit(",\"bp\":\"e\",\"ts\":");
-      o.ts(at.ts, at.start_ps, at.exact);
-      o.ch('}');
-    };
-    flow_point('s', trace_tid(Component::kPeCpu), *flow_from);
-    flow_point('f', tid, Dispatch{ts, r.start_ps, exact, true});
+    // The two flow events differ in ph, tid and ts: the rest is written
+    // once and copied; cmd_id and ts are the slices' text (issue 16 item 3).
+    o.lit(",\n{\"ph\":\"s\",\"pid\":");
+    o.i64(pid_);
+    o.lit(",\"tid\":");
+    o.i64(trace_tid(Component::kPeCpu));
+    const char* const same = o.p;
+    o.lit(",\"cat\":\"cmd\",\"name\":\"cmd ");
+    o.again(cmd_id_text, cmd_id_end);
+    o.lit("\",\"id\":");
+    o.u64(flow_id);
+    o.lit(",\"bp\":\"e\",\"ts\":");
+    const char* const same_end = o.p;
+    if (flow_from->text_len) o.again(flow_from->text, flow_from->text + flow_from->text_len);
+    else o.ts(flow_from->ts, flow_from->start_ps, flow_from->exact);
+    o.lit("},\n{\"ph\":\"f\",\"pid\":");
+    o.i64(pid_);
+    o.lit(",\"tid\":");
+    o.i64(tid);
+    o.again(same, same_end);
+    o.again(ts_text, ts_text + ts_len);
+    o.ch('}');
   }
   file_.done(o.p);
   file_.flush_if_full();

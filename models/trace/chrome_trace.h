@@ -97,6 +97,12 @@ TraceWindow parse_trace_window(const std::string& text);
 constexpr size_t kTraceTimeChars = 400;
 char* write_trace_time(char* p, double v);
 
+// Writes std::to_chars(p, p + 32, v)'s text (the shortest decimal that
+// reads back as v, fixed or scientific, whichever is shorter), faster for
+// a whole number of millionths (dispatch_cycles_exact: FIXED + bytes x R).
+// p needs room for 32 chars.
+char* write_trace_double(char* p, double v);
+
 constexpr int kTracePid = 1;  // the first process's (a single PE's) pid
 // 7: the tids of a single-PE trace stay what they were; PE_IPC (optional,
 // component_table.h) comes after the launches.
@@ -158,6 +164,10 @@ class TraceProcess {
     uint64_t start_ps;
     bool exact;  // ts == us(start_ps)
     bool kept;
+    // The ts as written in the slice, for its flows (issue 16 item 3: not
+    // formatted twice); 0: not kept, or longer than text.
+    uint8_t text_len;
+    char text[31];
   };
   std::unordered_map<uint64_t, Dispatch> dispatch_ts_;
 };

@@ -387,6 +387,50 @@ TEST(ObservabilityTrace, NamesAreEscapedAndInvalidUtf8Replaced) {
   EXPECT_EQ(got, "k\"q\\b\n\x01 \xef\xbf\xbd\xef\xbf\xbd(\xe2\x82\xac");
 }
 
+// A record's name parts are escaped once and copied into args (issue 16
+// item 3): args hold the same escaped text, and an empty cmd_type stays ""
+// there while the name shows "?".
+TEST(ObservabilityTrace, RecordNamePartsAreEscapedInNameAndArgs) {
+  std::ostringstream out;
+  kb::ChromeTrace t(out);
+  kb::TraceProcess& p = t.add_process("pe");
+  static const char kType[] = "Q\"t\\y\x02\xff\xe2\x82\xac";  // quote, backslash, control, bad byte, euro
+  static const char kOp[] = "plain8by" "e\"x\x1fp\xc3";  // escapes after a plain word
+  kb::OpRecord r;
+  r.component = kb::Component::kPeMath;
+  r.kind = kb::RecordKind::kMath;
+  r.cmd_id = 7;
+  r.cmd_type = kType;
+  r.op = kOp;
+  r.start_ps = 1000;
+  r.end_ps = 3000;
+  p.record(r);
+  kb::OpRecord plain = r;  // empty cmd_type and op
+  plain.cmd_type = "";
+  plain.op = "";
+  plain.start_ps = 3000;
+  plain.end_ps = 4000;
+  p.record(plain);
+  t.finish();
+  nlohmann::json j;
+  ASSERT_NO_THROW(j = nlohmann::json::parse(out.str())) << out.str();
+  std::vector<nlohmann::json> slices;
+  for (const auto& e : j["traceEvents"])
+    if (e["ph"] == "X") slices.push_back(e);
+  ASSERT_EQ(slices.size(), 2u);
+  const std::string type = "Q\"t\\y\x02\xef\xbf\xbd\xe2\x82\xac", op = "plain8bye\"x\x1fp\xef\xbf\xbd";
+  EXPECT_EQ(slices[0]["name"], type + " MATH " + op);
+  EXPECT_EQ(slices[0]["args"]["cmd_type"], type);
+  EXPECT_EQ(slices[0]["args"]["kind"], "MATH");
+  EXPECT_EQ(slices[0]["args"]["op"], op);
+  EXPECT_EQ(slices[1]["name"], "? MATH");
+  EXPECT_EQ(slices[1]["args"]["cmd_type"], "");
+  EXPECT_FALSE(slices[1]["args"].contains("op"));
+  // The escapes as written: \" \\ and \u00XX.
+  EXPECT_NE(out.str().find("\"name\":\"Q\\\"t\\\\y\\u0002"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("\"cmd_type\":\"Q\\\"t\\\\y\\u0002"), std::string::npos) << out.str();
+}
+
 // The trace as the Chrome DevTools Performance panel reads it: loaded with
 // its trace engine (npm @paulirish/trace_engine, pinned in
 // tests/trace_consumer/), which counts parse errors, slices it drops as

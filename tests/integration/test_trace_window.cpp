@@ -65,6 +65,38 @@ TEST(TraceTime, WritesWhatToCharsWrites) {
   }
 }
 
+std::string fast_double(double v) {
+  char b[32];
+  return std::string(b, kb::write_trace_double(b, v));
+}
+
+std::string reference_double(double v) {
+  char b[32];
+  return std::string(b, std::to_chars(b, b + sizeof b, v).ptr);
+}
+
+TEST(TraceDouble, WritesWhatToCharsWrites) {
+  // dispatch_cycles_exact's shapes (FIXED + bytes x R), whole millionths of
+  // every magnitude up to and past the fast path's 1e9 (where scientific
+  // is shorter for whole numbers with trailing zeros, or tiny fractions),
+  // and values off the grid.
+  for (uint64_t m = 0; m <= 2000000; ++m) ASSERT_EQ(fast_double(double(m) / 1e6), reference_double(double(m) / 1e6)) << m;
+  std::mt19937_64 rng(17);
+  for (int i = 0; i < 1000000; ++i) {
+    const uint64_t m = rng() >> (rng() % 64);
+    const double v = double(m) / 1e6;
+    ASSERT_EQ(fast_double(v), reference_double(v)) << m;
+    const double cost = double(rng() % 400) + double(rng() % 100000) * (double(rng() % 64) / 16.0);
+    ASSERT_EQ(fast_double(cost), reference_double(cost)) << cost;
+    const double off = v * 1.0000001;
+    ASSERT_EQ(fast_double(off), reference_double(off)) << m;
+  }
+  for (double v : {0.0, -0.0, -1.5, 104.375, 156.75, 1e5, 1.2e5, 1e4, 1e-4, 1e-3, 1.25e-4, 1e-6, 999999999.999999, 1e9,
+                   1e15, 1e300, 5e-324, std::nan(""), HUGE_VAL, -HUGE_VAL}) {
+    EXPECT_EQ(fast_double(v), reference_double(v)) << v;
+  }
+}
+
 TEST(TraceWindow, ParsesUnitsAndRejectsBadValues) {
   auto w = [](const std::string& t) {
     const kb::TraceWindow x = kb::parse_trace_window(t);
