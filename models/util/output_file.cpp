@@ -65,6 +65,7 @@ class OutputFile::Buf : public std::streambuf {
   // through the buffer: the trace writer hands over 64 KB blocks (issue 16
   // item 3), which would otherwise be copied twice.
   std::streamsize xsputn(const char* s, std::streamsize n) override {
+    if (n <= 0) return 0;
     if (n <= epptr() - pptr()) {
       std::memcpy(pptr(), s, size_t(n));
       pbump(int(n));

@@ -44,7 +44,6 @@ TEST(SameInstant, AStageReleasedByAnotherEnginesCompletionIsTakenBeforeANewerOne
   const OpRecord load = test::stage_of(r, 1), exp = test::stage_of(r, 2);
   const OpRecord fill_a = test::stage_of(r, 3), fill_b = test::stage_of(r, 4);
   ASSERT_EQ(fill_a.end_ps, load.end_ps) << "PE_MATH and PE_DMA end at the same instant";
-  ASSERT_LT(fill_b.cmd_id, 5u);
   // #2 became ready at that instant, as #4 waited on PE_MATH: the older
   // command goes first, at once, and #4 follows it.
   EXPECT_EQ(exp.start_ps, load.end_ps);

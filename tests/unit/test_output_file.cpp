@@ -53,6 +53,34 @@ TEST(OutputFile, WritesATemporaryBesideItAndRenamesOnCommit) {
   EXPECT_EQ(entries(dir.file("")), std::vector<std::string>{"out.txt"});
 }
 
+// Blocks larger than the stream's buffer go to the file directly (issue
+// 16 item 3): the bytes and their order are those written.
+TEST(OutputFile, LargeBlocksBetweenSmallWritesKeepEveryByteInOrder) {
+  TempDir dir;
+  const std::string path = dir.file("big.txt");
+  std::string expected;
+  {
+    OutputFile f(path, "test output");
+    for (int i = 0; i < 5; ++i) {
+      const std::string small = "line " + std::to_string(i) + "\n";
+      const std::string big(size_t(200000 + 4093 * i), char('a' + i));
+      f.stream() << small;
+      f.stream().write(big.data(), std::streamsize(big.size()));
+      expected += small + big;
+    }
+    f.commit();
+  }
+  EXPECT_EQ(read_file(path), expected);
+}
+
+TEST(OutputFile, ALargeBlockToDevFullIsAnOutputError) {
+  if (access("/dev/full", W_OK) != 0) GTEST_SKIP() << "no writable /dev/full";
+  OutputFile f("/dev/full", "trace");
+  const std::string big(300000, 'x');
+  f.stream().write(big.data(), std::streamsize(big.size()));
+  EXPECT_THROW(f.commit(), OutputError);
+}
+
 TEST(OutputFile, WithoutCommitNothingIsWrittenAndTheOldFileStays) {
   TempDir dir;
   const std::string path = dir.file("out.txt");

@@ -342,8 +342,9 @@ void PeScheduler::queue_ready(InFlight& f) {
     const Stage& s = f.plan.stage(slot);
     const int e = int(s.engine);
     ready_[e].push({f.id, s.seq, slot, &f});
-    // An idle engine takes its oldest ready stage at the step's issue
-    // phase: this instant's, or one delta later when no step is under way.
+    if (s.engine == Engine::kIpc) ipc_recheck_ = true;
+    // An idle engine takes its oldest ready stage at a step's issue phase:
+    // the step under way's, or one delta later once it has passed it.
     if (!busy_[e]) request_step();
   }
 }
@@ -519,6 +520,7 @@ void PeScheduler::finish_issued(Engine e) {
   InFlight& f = *is.r.f;
   busy_[int(e)] = false;
   timed_ &= ~(1u << int(e));
+  if (e == Engine::kIpc) ipc_recheck_ = true;  // the next SEND / RECV in program order may go
   signal_change();
   log_stage(e, f.plan.stage(is.r.slot), is.start_ps);
   if (StreamingStats* st = log_.stats()) st->engine_busy(now_ps(), int(e), false);
@@ -529,8 +531,8 @@ void PeScheduler::request_step() {
   if (phase_ == StepPhase::kNone || phase_ == StepPhase::kIssue) step_event_.notify(sc_core::SC_ZERO_TIME);
 }
 
-// The canonical order of an instant (issue 16 item 1; README, "The op
-// log"): every stage that ends now completes, in engine-table order; then a
+// The canonical order of an instant (issue 16 item 1; README,
+// "Same-instant order"): every stage that ends now completes, in engine-table order; then a
 // held descriptor write is accepted; then every idle engine takes its
 // oldest ready stage, in engine-table order. So the same instant gives the
 // same stages whatever order SystemC ran the processes in, and one
@@ -546,7 +548,12 @@ void PeScheduler::step() {
   if (pending_write_ && !faulted_) accept_pending();
   phase_ = StepPhase::kIssue;
   for (int e = 0; e < kNumEngines && !faulted_; ++e) {
-    if (!busy_[e] && !ready_[e].empty()) issue(Engine(e));
+    if (busy_[e] || ready_[e].empty()) continue;
+    if (e == int(Engine::kIpc)) {
+      if (!ipc_recheck_) continue;  // nothing changed for its held stages
+      ipc_recheck_ = false;
+    }
+    issue(Engine(e));
   }
   phase_ = StepPhase::kNone;
   if (faulted_ || timed_ == 0) return;

@@ -144,6 +144,7 @@ class PeScheduler : public sc_core::sc_module {
   // for a stage to issue again (PE_IPC: a message arrived).
   void set_recv_gate(std::function<bool(uint32_t src)> g) { recv_gate_ = std::move(g); }
   void wake(Engine e) {
+    if (e == Engine::kIpc) ipc_recheck_ = true;
     if (!busy_[int(e)]) request_step();
   }
   // The oldest RECV held back at the last issue attempt (null: none).
@@ -206,7 +207,7 @@ class PeScheduler : public sc_core::sc_module {
   void complete_command(InFlight& f);
   InFlight& find(uint64_t id);
   void step();           // SC_METHOD on step_event_: one instant, in canonical order
-  void request_step();   // a step at this instant (one delta later) unless one is under way
+  void request_step();   // a step one delta later, unless the step under way has yet to issue
   void issue(Engine e);  // the step's issue phase
   void issue_next(Engine e);
   bool pick_ipc(Ready* r);  // the oldest ready PE_IPC stage that may issue
@@ -247,6 +248,10 @@ class PeScheduler : public sc_core::sc_module {
   // e of timed_: engine e has answered and its done_at_ holds.
   sc_core::sc_time done_at_[kNumEngines];
   uint32_t timed_ = 0;
+  // PE_IPC's ready stages may be held (program order, recv gate): they are
+  // looked at again only when something that could let one go happened (a
+  // stage queued, a wake, a PE_IPC completion), not at every instant.
+  bool ipc_recheck_ = false;
   static_assert(kNumEngines <= 32);
   // One method does an instant's work (step()); while it completes and
   // accepts, what it makes ready needs no further step.
