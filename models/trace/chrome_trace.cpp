@@ -507,6 +507,24 @@ double TraceTrackEnd::next_ts(uint64_t start_ps, uint64_t end_ps, bool* exact) {
   return ts;
 }
 
+// A command's entry; a node of a completed command is reused, so a long
+// run allocates none per command (the nodes in use are bounded by the
+// commands in flight).
+TraceProcess::Dispatch& TraceProcess::dispatch_of(uint64_t cmd_id) {
+  auto it = dispatch_ts_.find(cmd_id);
+  if (it != dispatch_ts_.end()) return it->second;
+  if (spare_.empty()) return dispatch_ts_.emplace(cmd_id, Dispatch{}).first->second;
+  auto node = std::move(spare_.back());
+  spare_.pop_back();
+  node.key() = cmd_id;
+  return dispatch_ts_.insert(std::move(node)).position->second;
+}
+
+void TraceProcess::command_done(uint64_t cmd_id) {
+  auto node = dispatch_ts_.extract(cmd_id);
+  if (!node.empty()) spare_.push_back(std::move(node));
+}
+
 void TraceProcess::record(const OpRecord& r) {
   const int tid = trace_tid(r.component);
   if (!named_[int(r.component)] && kComponents[int(r.component)].busy) name_track(r.component);
@@ -526,7 +544,7 @@ void TraceProcess::record(const OpRecord& r) {
   Dispatch* dispatch = nullptr;  // this record's, to keep its ts text
   if (r.cmd_id != 0 && r.end_ps > r.start_ps) {
     if (r.kind == RecordKind::kDispatch) {
-      dispatch = &dispatch_ts_[r.cmd_id];  // a node: stays put while the map grows
+      dispatch = &dispatch_of(r.cmd_id);  // a node: stays put while the map grows
       dispatch->ts = ts;
       dispatch->start_ps = r.start_ps;
       dispatch->exact = exact;

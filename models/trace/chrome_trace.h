@@ -138,7 +138,7 @@ class TraceProcess {
   // the flow from its command's DISPATCH.
   void record(const OpRecord& r);
   // The command completed: no more stages will link to its DISPATCH.
-  void command_done(uint64_t cmd_id) { dispatch_ts_.erase(cmd_id); }
+  void command_done(uint64_t cmd_id);
   void counter(const CounterSample& s);  // queue occupancy
   void launch(const TraceSpan& l);       // launches in order, at the end
 
@@ -169,7 +169,10 @@ class TraceProcess {
     uint8_t text_len;
     char text[31];
   };
-  std::unordered_map<uint64_t, Dispatch> dispatch_ts_;
+  using DispatchMap = std::unordered_map<uint64_t, Dispatch>;
+  Dispatch& dispatch_of(uint64_t cmd_id);
+  DispatchMap dispatch_ts_;
+  std::vector<DispatchMap::node_type> spare_;  // nodes of completed commands
 };
 
 // A process of caller-named thread tracks (a mesh's links).
