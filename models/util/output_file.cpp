@@ -66,18 +66,13 @@ class OutputFile::Buf : public std::streambuf {
   // item 3), which would otherwise be copied twice.
   std::streamsize xsputn(const char* s, std::streamsize n) override {
     if (n <= 0) return 0;
-    if (n <= epptr() - pptr()) {
-      std::memcpy(pptr(), s, size_t(n));
-      pbump(int(n));
-      return n;
+    if (n > epptr() - pptr()) {
+      if (!drain()) return 0;
+      if (size_t(n) >= sizeof buf_) return write_all(s, size_t(n)) ? n : 0;
     }
-    if (!drain()) return 0;
-    if (size_t(n) < sizeof buf_) {
-      std::memcpy(pptr(), s, size_t(n));
-      pbump(int(n));
-      return n;
-    }
-    return write_all(s, size_t(n)) ? n : 0;
+    std::memcpy(pptr(), s, size_t(n));
+    pbump(int(n));
+    return n;
   }
 
  private:

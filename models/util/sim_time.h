@@ -84,7 +84,9 @@ inline sc_core::sc_time from_ps(uint64_t ps) {
   return detail::from_ps_scaled(ps);
 }
 
+// sc_time_stamp(), inline (the scheduler asks for it every instant).
+inline const sc_core::sc_time& sim_now() { return sc_core::sc_get_curr_simcontext()->time_stamp(); }
 // The current simulation time in ps; inline, unlike sc_time_stamp().
-inline uint64_t now_ps() { return ps_of(sc_core::sc_get_curr_simcontext()->time_stamp()); }
+inline uint64_t now_ps() { return ps_of(sim_now()); }
 
 }  // namespace kb

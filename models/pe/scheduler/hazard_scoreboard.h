@@ -114,7 +114,11 @@ class HazardScoreboard {
   struct Span {
     uint64_t begin = 0, end = 0;
   };
-  static bool meet(const Span& a, const Span& b) { return (a.begin < b.end) & (b.begin < a.end); }
+  // Two [begin, end) bounds (Span or ByteRange) share a byte.
+  template <class A, class B>
+  static bool meet(const A& a, const B& b) {
+    return (a.begin < b.end) & (b.begin < a.end);
+  }
   // One side's read and write ranges with the bounding range of each: a
   // pair of lists whose bounds do not meet needs no range-by-range check.
   struct RangeList {
@@ -150,16 +154,13 @@ class HazardScoreboard {
     r.box = hull(r.reads, r.writes);
     return r;
   }
-  static bool bounds_meet(const ByteRange& a, const ByteRange& b) {
-    return a.begin < b.end && b.begin < a.end;
-  }
   // Inlined: accept() runs it for every pair of commands in flight.
   [[gnu::always_inline]] static bool any_overlap(const RangeList& a, const RangeList& b) {
     if (!meet(a.box, b.box)) return false;  // also when either list is empty
     if (a.plain && b.plain) {  // the common case: contiguous tensors
       for (size_t i = 0; i < a.n; ++i)
         for (size_t j = 0; j < b.n; ++j)
-          if (bounds_meet(a.p[i], b.p[j])) return true;
+          if (meet(a.p[i], b.p[j])) return true;
       return false;
     }
     for (size_t i = 0; i < a.n; ++i)

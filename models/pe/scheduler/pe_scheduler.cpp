@@ -532,11 +532,11 @@ void PeScheduler::request_step() {
 }
 
 // The canonical order of an instant (issue 16 item 1; README,
-// "Same-instant order"): every stage that ends now completes, in engine-table order; then a
-// held descriptor write is accepted; then every idle engine takes its
-// oldest ready stage, in engine-table order. So the same instant gives the
-// same stages whatever order SystemC ran the processes in, and one
-// activation does what one per engine and event did.
+// "Same-instant order"): every stage that ends now completes, in
+// engine-table order; then a held descriptor write is accepted; then every
+// idle engine takes its oldest ready stage, in engine-table order. So the
+// same instant gives the same stages whatever order SystemC ran the
+// processes in, and one activation does what one per engine and event did.
 void PeScheduler::step() {
   if (faulted_) return;
   const sc_core::sc_time now = sim_now();

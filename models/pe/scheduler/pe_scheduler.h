@@ -279,8 +279,6 @@ class PeScheduler : public sc_core::sc_module {
   DescriptorErrorHandler on_descriptor_error_;
   bool faulted_ = false;  // stopped by a fault (the launch failed)
   uint32_t pes_ = 1;
-  // sc_time_stamp(), inline (the step asks for it every instant).
-  static const sc_core::sc_time& sim_now() { return sc_core::sc_get_curr_simcontext()->time_stamp(); }
   void signal_change() {
     if (signals_) changed_.notify();
   }
