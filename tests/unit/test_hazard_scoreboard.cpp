@@ -1,6 +1,7 @@
 // PE_SCHEDULER's hazard scoreboard (issue 16 item 1 keeps its live entries
-// dense, a removed one's place taken by the last): whatever the order of
-// adds and removes, add() reports exactly the live commands a brute-force
+// dense, a removed one's place taken by the last, and lets the scheduler
+// fill an entry's ranges in place): whatever the order of adds and removes
+// and the way in, add() reports exactly the live commands a brute-force
 // classify() over every live command finds, each with the same hazard.
 #include "models/pe/scheduler/hazard_scoreboard.h"
 
@@ -44,6 +45,7 @@ TEST(HazardScoreboard, AddReportsWhatClassifyFindsAgainstEveryLiveCommand) {
   Rng rnd;
   HazardScoreboard sb;
   std::map<uint64_t, Access> live;  // the reference: every live command
+  std::map<uint64_t, uint32_t> tags;  // each command's tag
   uint64_t next_id = 1;
   int with_blockers = 0, removes_not_last = 0;
   for (int step = 0; step < 20000; ++step) {
@@ -63,8 +65,28 @@ TEST(HazardScoreboard, AddReportsWhatClassifyFindsAgainstEveryLiveCommand) {
       const Hazard h = HazardScoreboard::classify(e.reads, e.writes, a.reads, a.writes);
       if (h != Hazard::kNone) want.push_back({id, h});
     }
+    // Three ways in: the list-returning add(), the tagged add(), and the
+    // scheduler's next() + add_next() filling the entry in place (over the
+    // stale ranges of an earlier entry). A tag comes back with its id.
     std::vector<std::pair<uint64_t, Hazard>> got;
-    for (const HazardScoreboard::Blocker& b : sb.add(next_id, a.reads, a.writes)) got.push_back({b.id, b.hazard});
+    auto take = [&](uint64_t id, uint32_t tag, Hazard h) {
+      EXPECT_EQ(tag, tags.at(id)) << "id " << id;
+      got.push_back({id, h});
+    };
+    tags[next_id] = step % 3 == 0 ? 0 : uint32_t(rnd(1u << 31));  // the list-returning add() tags 0
+    switch (step % 3) {
+      case 0:
+        for (const HazardScoreboard::Blocker& b : sb.add(next_id, a.reads, a.writes)) got.push_back({b.id, b.hazard});
+        break;
+      case 1: sb.add(next_id, tags[next_id], a.reads, a.writes, take); break;
+      case 2: {
+        const HazardScoreboard::Lists l = sb.next(a.reads.size(), a.writes.size());
+        std::copy(a.reads.begin(), a.reads.end(), l.reads);
+        std::copy(a.writes.begin(), a.writes.end(), l.writes);
+        sb.add_next(next_id, tags[next_id], take);
+        break;
+      }
+    }
     std::sort(got.begin(), got.end());
     ASSERT_EQ(got, want) << "step " << step;
     with_blockers += !want.empty();

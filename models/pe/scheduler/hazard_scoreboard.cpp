@@ -90,10 +90,18 @@ Hazard HazardScoreboard::classify(const std::vector<ByteRange>& earlier_reads,
   return classify(ranges_of(earlier_reads, earlier_writes), ranges_of(later_reads, later_writes));
 }
 
+void HazardScoreboard::grow() {
+  slot_.push_back(uint32_t(entries_.size()));
+  entries_.emplace_back();
+  boxes_.emplace_back();
+  ids_.emplace_back();
+  tags_.emplace_back();
+}
+
 std::vector<HazardScoreboard::Blocker> HazardScoreboard::add(
     uint64_t id, const std::vector<ByteRange>& reads, const std::vector<ByteRange>& writes) {
   std::vector<Blocker> blockers;
-  add(id, reads, writes, [&](uint64_t earlier, Hazard h) { blockers.push_back({earlier, h}); });
+  add(id, 0, reads, writes, [&](uint64_t earlier, uint32_t, Hazard h) { blockers.push_back({earlier, h}); });
   return blockers;
 }
 

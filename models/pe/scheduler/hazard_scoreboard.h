@@ -64,29 +64,49 @@ class HazardScoreboard {
   };
   std::vector<Blocker> add(uint64_t id, const std::vector<ByteRange>& reads,
                            const std::vector<ByteRange>& writes);
-  // The same, calling `on_blocker(id, hazard)` instead of allocating a list
-  // (the scheduler's per-command path).
+  // The same, calling `on_blocker(id, tag, hazard)`, `tag` as the earlier
+  // command was added with, instead of allocating a list: the scheduler's
+  // per-command path, whose tag finds the command without a search (issue
+  // 16 item 1).
   template <class F>
-  void add(uint64_t id, const std::vector<ByteRange>& reads, const std::vector<ByteRange>& writes,
-           F on_blocker) {
-    const Ranges later = ranges_of(reads, writes);
+  void add(uint64_t id, uint32_t tag, const std::vector<ByteRange>& reads,
+           const std::vector<ByteRange>& writes, F on_blocker) {
+    const Lists l = next(reads.size(), writes.size());
+    std::copy(reads.begin(), reads.end(), l.reads);
+    std::copy(writes.begin(), writes.end(), l.writes);
+    add_next(id, tag, on_blocker);
+  }
+  // Room for the ranges the next add_next() registers, `n_reads` then
+  // `n_writes` of them, filled in place by the caller (issue 16 item 1:
+  // the scheduler computes a command's ranges straight into the entry that
+  // keeps them, no copy, no vector resized per command).
+  struct Lists {
+    ByteRange* reads;
+    ByteRange* writes;
+  };
+  Lists next(size_t n_reads, size_t n_writes) {
+    StoredRanges& e = spare();
+    e.nr = n_reads;
+    e.nw = n_writes;
+    if (e.reads.size() < n_reads) e.reads.resize(n_reads);  // only grows
+    if (e.writes.size() < n_writes) e.writes.resize(n_writes);
+    return {e.reads.data(), e.writes.data()};
+  }
+  // add() of the lists next() gave.
+  template <class F>
+  void add_next(uint64_t id, uint32_t tag, F on_blocker) {
+    const Ranges later = spare().bind();
     // Issue 16 item 1: the live entries' whole bounds, one dense array,
     // first; only an entry they meet is looked at list by list.
     const Span* box = boxes_.data();
     for (size_t i = 0; i < live_; ++i) {
       if (!meet(box[i], later.box)) continue;
       const Hazard h = classify_lists(entries_[slot_[i]].view, later);
-      if (h != Hazard::kNone) on_blocker(ids_[i], h);
+      if (h != Hazard::kNone) on_blocker(ids_[i], tags_[i], h);
     }
-    if (live_ == entries_.size()) {
-      slot_.push_back(uint32_t(entries_.size()));
-      entries_.emplace_back();
-      boxes_.emplace_back();
-      ids_.emplace_back();
-    }
-    entries_[slot_[live_]].assign(reads, writes, later);
     boxes_[live_] = later.box;
     ids_[live_] = id;
+    tags_[live_] = tag;
     ++live_;
   }
   // Inlined: the scheduler runs it once per command.
@@ -98,6 +118,7 @@ class HazardScoreboard {
         std::swap(slot_[i], slot_[last]);
         boxes_[i] = boxes_[last];
         ids_[i] = ids_[last];
+        tags_[i] = tags_[last];
       }
       return;
     }
@@ -180,35 +201,38 @@ class HazardScoreboard {
     if (any_overlap(later.writes, earlier.reads)) return Hazard::kWar;
     return Hazard::kNone;
   }
-  // An entry's ranges in one buffer (reads, then writes) whose capacity is
-  // kept across reuse, with the bounding ranges computed once.
+  // An entry's ranges in buffers kept across reuse, with the bounding
+  // ranges computed once.
   struct StoredRanges {
-    std::vector<ByteRange> all;
-    Ranges view;  // points into all's buffer: movable, not copyable
+    std::vector<ByteRange> reads, writes;  // [0, nr) and [0, nw) used; only grow
+    size_t nr = 0, nw = 0;
+    Ranges view;  // points into the buffers: movable, not copyable
     StoredRanges() = default;
     StoredRanges(StoredRanges&&) noexcept = default;
     StoredRanges& operator=(StoredRanges&&) noexcept = default;
     StoredRanges(const StoredRanges&) = delete;
     StoredRanges& operator=(const StoredRanges&) = delete;
-    // `r`: ranges_of(reads, writes), whose bounds are kept.
-    void assign(const std::vector<ByteRange>& reads, const std::vector<ByteRange>& writes,
-                const Ranges& r) {
-      const size_t nr = reads.size(), nw = writes.size();
-      if (all.size() < nr + nw) all.resize(nr + nw);  // [0, nr + nw) used; only grows
-      for (size_t i = 0; i < nr; ++i) all[i] = reads[i];
-      for (size_t i = 0; i < nw; ++i) all[nr + i] = writes[i];
-      view = r;
-      view.reads.p = all.data();
-      view.writes.p = all.data() + nr;
+    // view of the buffers as they are now.
+    const Ranges& bind() {
+      view = {list_of(reads.data(), nr), list_of(writes.data(), nw), {}};
+      view.box = hull(view.reads, view.writes);
+      return view;
     }
   };
-  // Live entries are positions [0, live_) of boxes_, ids_ and slot_, in no
-  // order (remove() moves the last into the hole): the scan reads only
-  // live ones. slot_ maps a position to its ranges in entries_, whose
-  // buffers stay put; slot_[live_..] are the spare ones. At most
-  // queue_depth entries are live.
+  // The entry at position live_ (made when every entry is live).
+  [[gnu::always_inline]] StoredRanges& spare() {
+    if (live_ == entries_.size()) grow();
+    return entries_[slot_[live_]];
+  }
+  void grow();  // one more entry, spare
+  // Live entries are positions [0, live_) of boxes_, ids_, tags_ and
+  // slot_, in no order (remove() moves the last into the hole): the scan
+  // reads only live ones. slot_ maps a position to its ranges in
+  // entries_, whose buffers stay put; slot_[live_..] are the spare ones. At
+  // most queue_depth entries are live.
   std::vector<Span> boxes_;  // each entry's Ranges::box
   std::vector<uint64_t> ids_;
+  std::vector<uint32_t> tags_;  // add()'s tag of each entry
   std::vector<uint32_t> slot_;
   std::vector<StoredRanges> entries_;
   size_t live_ = 0;

@@ -270,8 +270,8 @@ void PeScheduler::accept_pending() {
 namespace {
 // The bytes each tensor touches: its rows x columns, not the bounding range
 // (a column slice skips the rest of every row; issue 11).
-void ranges(const TensorTable& t, const std::vector<Handle>& hs, std::vector<ByteRange>& out) {
-  out.clear();
+// Written to out[0, hs.size()).
+void ranges(const TensorTable& t, const std::vector<Handle>& hs, ByteRange* o) {
   for (Handle h : hs) {
     const TensorDesc& d = t.at(h);
     const uint64_t el = dtype_bytes(d.dtype);
@@ -280,28 +280,23 @@ void ranges(const TensorTable& t, const std::vector<Handle>& hs, std::vector<Byt
     uint64_t run, step;
     if (__builtin_mul_overflow(cols, el, &run) ||
         __builtin_mul_overflow(d.row_stride > 0 ? uint64_t(d.row_stride) : 0, el, &step)) {
-      out.push_back({d.address, UINT64_MAX});  // no valid tensor: all from its address
+      *o++ = {d.address, UINT64_MAX};  // no valid tensor: all from its address
     } else {
-      out.push_back(ByteRange::strided(d.address, run, step, rows));
+      *o++ = ByteRange::strided(d.address, run, step, rows);
     }
   }
 }
 }  // namespace
 
-PeScheduler::InFlight& PeScheduler::find(uint64_t id) {
-  for (InFlight* f : inflight_)
-    if (f->id == id) return *f;
-  SC_REPORT_FATAL(name(), "hazard on a command that is not in flight");
-  return *inflight_.front();
-}
-
 void PeScheduler::accept(uint64_t id, const Command& cmd) {
   if (spare_.empty()) {
     pool_.push_back(std::make_unique<InFlight>());
+    pool_.back()->tag = uint32_t(pool_.size() - 1);
     spare_.push_back(pool_.back().get());
   }
   InFlight& f = *spare_.back();
   spare_.pop_back();
+  f.pos = uint32_t(inflight_.size());
   inflight_.push_back(&f);
   if (StreamingStats* st = log_.stats()) st->occupancy(now_ps(), uint32_t(inflight_.size()));
   f.id = id;
@@ -319,10 +314,11 @@ void PeScheduler::accept(uint64_t id, const Command& cmd) {
   signal_change();
 
   handle_access(cmd, access_);
-  ranges(table_, access_.reads, read_ranges_);
-  ranges(table_, access_.writes, write_ranges_);
-  scoreboard_.add(id, read_ranges_, write_ranges_, [&](uint64_t earlier, Hazard) {
-    find(earlier).waiters.push_back(&f);
+  const HazardScoreboard::Lists lists = scoreboard_.next(access_.reads.size(), access_.writes.size());
+  ranges(table_, access_.reads, lists.reads);
+  ranges(table_, access_.writes, lists.writes);
+  scoreboard_.add_next(id, f.tag, [&](uint64_t, uint32_t earlier, Hazard) {
+    pool_[earlier]->waiters.push_back(&f);
     ++f.blockers;
   });
   if (f.blockers == 0) release(f);
@@ -356,7 +352,10 @@ void PeScheduler::complete_stage(InFlight& f, uint32_t slot) {
 }
 
 void PeScheduler::complete_command(InFlight& f) {
-  inflight_.erase(std::find(inflight_.begin(), inflight_.end(), &f));
+  InFlight* last = inflight_.back();  // takes f's place: no search, no shift
+  last->pos = f.pos;
+  inflight_[f.pos] = last;
+  inflight_.pop_back();
   if (StreamingStats* st = log_.stats()) st->occupancy(now_ps(), uint32_t(inflight_.size()));
   scoreboard_.remove(f.id);
   log_.command_done(f.id);

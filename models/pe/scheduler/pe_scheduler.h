@@ -163,6 +163,8 @@ class PeScheduler : public sc_core::sc_module {
  private:
   struct InFlight {
     uint64_t id = 0;
+    uint32_t tag = 0;  // its index in pool_: the scoreboard's tag for it
+    uint32_t pos = 0;  // its index in inflight_
     TilePlan plan;           // produces the command's stages as they can run
     uint32_t blockers = 0;   // earlier conflicting commands not yet complete
     std::vector<InFlight*> waiters;  // later commands blocked on this one
@@ -205,7 +207,6 @@ class PeScheduler : public sc_core::sc_module {
   void queue_ready(InFlight& f);  // every stage the plan has ready
   void complete_stage(InFlight& f, uint32_t slot);
   void complete_command(InFlight& f);
-  InFlight& find(uint64_t id);
   void step();           // SC_METHOD on step_event_: one instant, in canonical order
   void request_step();   // a step one delta later, unless the step under way has yet to issue
   void issue(Engine e);  // the step's issue phase
@@ -224,16 +225,16 @@ class PeScheduler : public sc_core::sc_module {
   const TensorTable& table_;
   OpLog& log_;
   HazardScoreboard scoreboard_;
-  // Accepted, not yet complete (at most queue_depth), and a pool of
-  // InFlight objects whose vectors keep their capacity: no heap allocation
-  // per command once the pool is warm.
+  // Accepted, not yet complete (at most queue_depth), in no order (a
+  // completed one's place is taken by the last), and a pool of InFlight
+  // objects whose vectors keep their capacity: no heap allocation per
+  // command once the pool is warm.
   std::vector<InFlight*> inflight_;
   std::vector<std::unique_ptr<InFlight>> pool_;
   std::vector<InFlight*> spare_;
   int blocked_writers_ = 0;
   uint64_t completed_ = 0;  // descriptors completed (the completion register)
-  std::vector<ByteRange> read_ranges_, write_ranges_;  // scratch of accept()
-  HandleAccess access_;                                 // scratch of accept()
+  HandleAccess access_;  // scratch of accept()
   std::priority_queue<Ready, std::vector<Ready>, std::greater<Ready>> ready_[kNumEngines];
   // The stage each engine is running, and when it started.
   struct Issued {
