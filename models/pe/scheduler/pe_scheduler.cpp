@@ -365,16 +365,17 @@ void PeScheduler::complete_command(InFlight& f) {
   if (pending_write_) request_step();  // the step's accept phase takes it
   if (inflight_.empty()) drained_.notify(sc_core::SC_ZERO_TIME);
   // Hand f back to the pool before releasing waiters (which may complete
-  // and recycle in turn); its waiters list moves out first.
-  std::vector<InFlight*> waiters;
-  waiters.swap(f.waiters);
+  // and recycle in turn). Its waiters list stays put while they are
+  // released: release() queues stages or completes commands but never
+  // accepts one, so nothing reuses f or adds a waiter to it meanwhile (no
+  // copy or swap of the list per command, issue 16 item 1).
   f.data.reset();
   spare_.push_back(&f);
-  for (InFlight* w : waiters) {
+  for (size_t i = 0, n = f.waiters.size(); i < n; ++i) {
+    InFlight* w = f.waiters[i];
     if (--w->blockers == 0) release(*w);
   }
-  waiters.clear();
-  f.waiters.swap(waiters);  // keep the capacity for the next command
+  f.waiters.clear();  // keeps the capacity for the next command
 }
 
 void PeScheduler::update_signals() {
