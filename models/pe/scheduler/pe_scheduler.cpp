@@ -447,7 +447,9 @@ bool PeScheduler::pick_ipc(Ready* out) {
     if (!send && in_order && !gated_recv_) gated_recv_ = &s;
     skipped_.push_back(r);
   }
-  for (const Ready& r : skipped_) ready.push(r);
+  // Newest first: each is then older than every queued stage and goes
+  // back before the head (ready_queue.h), no insertion.
+  for (auto it = skipped_.rbegin(); it != skipped_.rend(); ++it) ready.push(*it);
   return found;
 }
 

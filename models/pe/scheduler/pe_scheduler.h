@@ -52,7 +52,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <queue>
 #include <vector>
 
 #include <systemc>
@@ -65,6 +64,7 @@
 #include "models/pe/register_map.h"
 #include "models/pe/engines/command_data.h"
 #include "models/pe/scheduler/hazard_scoreboard.h"
+#include "models/pe/scheduler/ready_queue.h"
 #include "models/pe/scheduler/stage.h"
 #include "models/pe/tensor_table.h"
 #include "models/pe/scheduler/tile_plan.h"
@@ -177,8 +177,10 @@ class PeScheduler : public sc_core::sc_module {
     uint64_t seq;   // Stage::seq
     uint32_t slot;  // in f->plan
     InFlight* f;
-    bool operator>(const Ready& o) const {
-      return cmd_id != o.cmd_id ? cmd_id > o.cmd_id : seq > o.seq;
+  };
+  struct Older {
+    bool operator()(const Ready& a, const Ready& b) const {
+      return a.cmd_id != b.cmd_id ? a.cmd_id < b.cmd_id : a.seq < b.seq;
     }
   };
 
@@ -235,7 +237,7 @@ class PeScheduler : public sc_core::sc_module {
   int blocked_writers_ = 0;
   uint64_t completed_ = 0;  // descriptors completed (the completion register)
   HandleAccess access_;  // scratch of accept()
-  std::priority_queue<Ready, std::vector<Ready>, std::greater<Ready>> ready_[kNumEngines];
+  ReadyQueue<Ready, Older> ready_[kNumEngines];
   // The stage each engine is running, and when it started.
   struct Issued {
     Ready r{};
