@@ -7,7 +7,10 @@
 // recursively sums its OpSpecs and rw_handles.
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -94,10 +97,85 @@ struct GemmCmd {
   uint32_t logical_bytes() const;
 };
 
+// A MathCmd's operand handles. Every math op reads at most two, kept
+// inline: a MathCmd then costs no heap allocation (issue 16 item 1; most
+// commands of a kernel are math ops). More, as a malformed command from a
+// replay file or a VP may carry (check_command refuses it, naming the
+// count), spill to the heap. Assignable from a std::vector<Handle> and a
+// braced list, as the field was a vector before.
+class HandleList {
+ public:
+  static constexpr size_t kInline = 2;
+  HandleList() = default;
+  HandleList(std::initializer_list<Handle> hs) { append(hs.begin(), hs.end()); }
+  HandleList(const std::vector<Handle>& hs) { append(hs.begin(), hs.end()); }
+  HandleList(const HandleList& o) { append(o.begin(), o.end()); }
+  // The moved-from list is left empty (its spill went with the move).
+  HandleList(HandleList&& o) noexcept : n_(o.n_), spill_(std::move(o.spill_)) {
+    std::copy(o.inline_, o.inline_ + kInline, inline_);
+    o.n_ = 0;
+  }
+  HandleList& operator=(const HandleList& o) {
+    if (this != &o) {
+      clear();
+      append(o.begin(), o.end());
+    }
+    return *this;
+  }
+  HandleList& operator=(HandleList&& o) noexcept {
+    if (this != &o) {
+      n_ = o.n_;
+      spill_ = std::move(o.spill_);
+      std::copy(o.inline_, o.inline_ + kInline, inline_);
+      o.n_ = 0;
+    }
+    return *this;
+  }
+
+  size_t size() const { return n_; }
+  bool empty() const { return n_ == 0; }
+  const Handle* data() const { return n_ <= kInline ? inline_ : spill_.data(); }
+  Handle* data() { return n_ <= kInline ? inline_ : spill_.data(); }
+  const Handle* begin() const { return data(); }
+  const Handle* end() const { return data() + n_; }
+  Handle* begin() { return data(); }
+  Handle* end() { return data() + n_; }
+  const Handle& operator[](size_t i) const { return data()[i]; }
+  Handle& operator[](size_t i) { return data()[i]; }
+  void push_back(Handle h) {
+    if (n_ < kInline) {
+      inline_[n_++] = h;
+      return;
+    }
+    if (n_ == kInline) spill_.assign(inline_, inline_ + kInline);  // spill: all on the heap
+    spill_.push_back(h);
+    ++n_;
+  }
+  void clear() {
+    n_ = 0;
+    spill_.clear();
+  }
+  friend bool operator==(const HandleList& a, const HandleList& b) {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end());
+  }
+  friend bool operator!=(const HandleList& a, const HandleList& b) { return !(a == b); }
+
+ private:
+  template <class It>
+  void append(It first, It last) {
+    for (; first != last; ++first) push_back(*first);
+  }
+  // Invariant: n_ <= kInline: the handles are inline_[0, n_) and spill_ is
+  // empty; else all n_ of them are in spill_.
+  Handle inline_[kInline] = {0, 0};
+  size_t n_ = 0;
+  std::vector<Handle> spill_;
+};
+
 // tl.<math op>: one elementwise or reduction op on PE_MATH.
 struct MathCmd {
   MathOp op = MathOp::kAdd;
-  std::vector<Handle> operands;
+  HandleList operands;
   Handle out = 0;
   Extras extra;
   // framing 4 + opcode 1 + (1 + 8 per operand) + out 8 + (1 + extras)
