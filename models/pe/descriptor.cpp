@@ -278,7 +278,10 @@ std::vector<uint8_t> encode(const Command& c, uint32_t completion_id) {
 }
 
 void encode_into(const Command& c, uint32_t completion_id, std::vector<uint8_t>& out) {
-  const uint32_t bytes = logical_bytes(c);
+  encode_into(c, completion_id, logical_bytes(c), out);
+}
+
+void encode_into(const Command& c, uint32_t completion_id, uint32_t bytes, std::vector<uint8_t>& out) {
   Writer w(out, bytes);
   std::visit(overloaded{
                  [&](const DmaReadCmd& d) { framing(w, Type::kDmaRead, completion_id), w.u64(d.dst), w.u64(d.src); },
