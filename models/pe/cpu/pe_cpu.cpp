@@ -232,7 +232,8 @@ void PeCpu::dispatch(Command&& c) {
   }
   const uint64_t id = next_id_;
   try {
-    check_command(c, table_);
+    CommandTensors tensors;  // found once, for check_initialised too
+    check_command(c, table_, &tensors);
     check_peer(c, place_.pes());
     if (cfg_.data_mode) check_data_dtypes(c, table_);
     try {  // before check_initialised, which marks what the command writes
@@ -240,7 +241,7 @@ void PeCpu::dispatch(Command&& c) {
     } catch (const desc::EncodeError& e) {
       throw KernelError(std::string(command_type_name(c)) + ": no binary descriptor: " + e.what());
     }
-    check_initialised(c, table_, init_);
+    check_initialised(c, table_, init_, &tensors);
   } catch (const KernelError& e) {
     throw KernelError("kernel '" + res.kernel + "', command #" + std::to_string(id) + " " +
                       e.what());
