@@ -65,7 +65,9 @@ bool math_op_from_string(const std::string& name, MathOp* op) {
   // Composites name their ops as strings: this runs per op per command.
   const std::string_view n = name;
   for (const MathOpInfo& i : kMathOps) {
-    if (n == i.name) {
+    // The first letter first: most names differ there, and it is no call
+    // to compare (issue 16 item 1).
+    if (!n.empty() && n[0] == i.name[0] && n == i.name) {
       *op = i.op;
       return true;
     }

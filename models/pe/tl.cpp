@@ -103,6 +103,7 @@ OpSpec math_op(MathOp kind, OpScope scope, const Tensor& out,
   op.kind = to_string(kind);
   op.scope = scope;
   size_t i = 0;
+  op.operands.reserve(operands.size());  // one allocation, not one per operand
   for (const Tensor& t : operands) op.operands.push_back({kSlots[i++ % 2], t.handle});
   op.has_out = true;
   op.out = out.handle;
