@@ -230,21 +230,7 @@ const std::vector<TypedOp>& typed_ops(const CompositeCmd& c, std::vector<TypedOp
 
 // --- ADR-0064 D2, one rule per command type
 
-uint32_t DmaReadCmd::logical_bytes() const { return lb::kFraming + 2 * lb::kHandle; }
-uint32_t DmaWriteCmd::logical_bytes() const { return lb::kFraming + 2 * lb::kHandle; }
-uint32_t CopyCmd::logical_bytes() const { return lb::kFraming + 2 * lb::kHandle; }
-uint32_t SendCmd::logical_bytes() const { return lb::kFraming + lb::kHandle + lb::kScalar; }
-uint32_t RecvCmd::logical_bytes() const { return lb::kFraming + lb::kHandle + lb::kScalar; }
-
-uint32_t GemmCmd::logical_bytes() const {
-  return lb::kFraming + 3 * lb::kHandle + 3 * lb::kScalar + 2 * 1 /* bools */;
-}
-
-uint32_t MathCmd::logical_bytes() const {
-  return lb::kFraming + lb::kOpcode +
-         lb::kTupleLength + lb::kHandle * uint32_t(operands.size()) +
-         lb::kHandle /* out */ + extras_bytes(extra);
-}
+// (the single-op commands' are inline in commands.h)
 
 uint32_t OpSpec::logical_bytes() const {
   return lb::kOpcode + lb::kEnum /* scope */ +

@@ -72,19 +72,21 @@ bool math_op_is_reduction(MathOp op);
 bool math_op_is_transcendental(MathOp op);
 
 // --- Single-op commands (ADR-0064 D8: FIXED = fixed_per_single_op_cmd_cycles)
+// Their logical_bytes() are inline: PE_CPU (cost) and PE_SCHEDULER (the
+// descriptor's length) ask for every command (issue 16 item 1).
 
 // tl.load: HBM -> TCM on PE_DMA.
 struct DmaReadCmd {
   Handle dst = 0;  // TCM
   Handle src = 0;  // HBM
-  uint32_t logical_bytes() const;  // framing + 2 handles = 20
+  uint32_t logical_bytes() const { return lb::kFraming + 2 * lb::kHandle; }  // 20
 };
 
 // tl.store: TCM -> HBM on PE_DMA.
 struct DmaWriteCmd {
   Handle dst = 0;  // HBM
   Handle src = 0;  // TCM
-  uint32_t logical_bytes() const;  // 20
+  uint32_t logical_bytes() const { return lb::kFraming + 2 * lb::kHandle; }  // 20
 };
 
 // tl.dot: out (+)= a @ b (b transposed when transpose_b) on PE_GEMM.
@@ -94,7 +96,7 @@ struct GemmCmd {
   bool transpose_b = false;
   bool accumulate = false;
   // framing 4 + 3 handles 24 + m/n/k 12 + 2 flags 2 = 42
-  uint32_t logical_bytes() const;
+  uint32_t logical_bytes() const { return lb::kFraming + 3 * lb::kHandle + 3 * lb::kScalar + 2 * 1; }
 };
 
 // A MathCmd's operand handles. Every math op reads at most two, kept
@@ -179,14 +181,17 @@ struct MathCmd {
   Handle out = 0;
   Extras extra;
   // framing 4 + opcode 1 + (1 + 8 per operand) + out 8 + (1 + extras)
-  uint32_t logical_bytes() const;
+  uint32_t logical_bytes() const {
+    return lb::kFraming + lb::kOpcode + lb::kTupleLength + lb::kHandle * uint32_t(operands.size()) +
+           lb::kHandle /* out */ + (extra.empty() ? lb::kTupleLength : extras_bytes(extra));
+  }
 };
 
 // tl.copy: TCM -> TCM (or any space) on PE_DMA.
 struct CopyCmd {
   Handle dst = 0;
   Handle src = 0;
-  uint32_t logical_bytes() const;  // 20
+  uint32_t logical_bytes() const { return lb::kFraming + 2 * lb::kHandle; }  // 20
 };
 
 // --- Composite (ADR-0064 D1/D7; FIXED = fixed_per_cmd_cycles)
@@ -307,14 +312,14 @@ struct CpuOverheadCmd {
 struct SendCmd {
   Handle src = 0;
   uint32_t dst = 0;
-  uint32_t logical_bytes() const;  // framing 4 + handle 8 + scalar 4 = 16
+  uint32_t logical_bytes() const { return lb::kFraming + lb::kHandle + lb::kScalar; }  // 16
 };
 
 // tl.recv: the oldest message from global PE src, into dst.
 struct RecvCmd {
   Handle dst = 0;
   uint32_t src = 0;
-  uint32_t logical_bytes() const;  // 16
+  uint32_t logical_bytes() const { return lb::kFraming + lb::kHandle + lb::kScalar; }  // 16
 };
 
 // New alternatives go last: a type's index is its descriptor framing byte

@@ -249,7 +249,7 @@ void check_command(Command& cmd, const TensorTable& t, CommandTensors* found) {
       cmd);
 }
 
-void check_peer(const Command& cmd, uint32_t pes) {
+void check_ipc_peer(const Command& cmd, uint32_t pes) {
   const uint32_t* peer = nullptr;
   const char* what = "";
   if (const auto* sd = std::get_if<SendCmd>(&cmd)) peer = &sd->dst, what = "SendCmd: destination";

@@ -38,8 +38,12 @@ struct CommandTensors {
 void check_command(Command& cmd, const TensorTable& table, CommandTensors* found = nullptr);
 
 // A SendCmd's destination or RecvCmd's source is a PE of the top: below
-// `pes` (PePlace::pes()); KernelError otherwise (issue 14 item 5).
-void check_peer(const Command& cmd, uint32_t pes);
+// `pes` (PePlace::pes()); KernelError otherwise (issue 14 item 5). Inline:
+// every other command returns at once (issue 16 item 1).
+void check_ipc_peer(const Command& cmd, uint32_t pes);
+inline void check_peer(const Command& cmd, uint32_t pes) {
+  if (std::holds_alternative<SendCmd>(cmd) || std::holds_alternative<RecvCmd>(cmd)) check_ipc_peer(cmd, pes);
+}
 
 // Data mode computes fp32 and bf16 only: every tensor the command touches
 // must be one of those (checked at emit time, not when a stage runs).
