@@ -333,7 +333,10 @@ constexpr int kNumCommandTypes = int(std::variant_size_v<Command>);
 const char* command_type_name(const Command& cmd);
 const char* command_type_name(int index);
 int command_type_index(std::string_view name);  // -1 if unknown
-uint32_t logical_bytes(const Command& cmd);
+// Inline: asked for every command (cost, descriptor length; issue 16 item 1).
+inline uint32_t logical_bytes(const Command& cmd) {
+  return std::visit([](const auto& c) { return c.logical_bytes(); }, cmd);
+}
 // IPC command types (SendCmd, RecvCmd): listed in statistics and result
 // JSON only when a run issued one, so single-PE outputs stay as they were.
 bool is_ipc_command_type(int index);

@@ -34,6 +34,15 @@ std::optional<uint64_t> ceil_cycles(double x) {
   }
   return ceil_to_u64(x);
 }
+
+// Out of line, so dispatch_cost stays small (issue 16 item 1).
+[[noreturn, gnu::noinline, gnu::cold]] void cost_overflow(const Command& cmd, const DispatchCost& c,
+                                                           const CostModelConfig& cm) {
+  throw std::overflow_error(
+      "dispatch cost of " + std::string(command_type_name(cmd)) + " does not fit in 64 bits: " +
+      std::to_string(c.fixed_cycles) + " + " + std::to_string(c.logical_bytes) + " bytes x " +
+      std::to_string(cm.byte_cycles_recip) + " cycles (pe.attrs.pe_cost_model.byte_cycles_recip)");
+}
 }  // namespace
 
 DispatchCost dispatch_cost(const Command& cmd, const CostModelConfig& cm) {
@@ -49,13 +58,7 @@ DispatchCost dispatch_cost(const Command& cmd, const CostModelConfig& cm) {
   // Whole cycles so the descriptor write falls on a clock edge; the epsilon
   // keeps binary round-off (e.g. 0.1 x 10) from adding a spurious cycle.
   const std::optional<uint64_t> charged = ceil_cycles(c.exact_cycles - 1e-9);
-  if (!charged) {  // only a PeConfig built in code can get here: the loader bounds R
-    throw std::overflow_error(
-        "dispatch cost of " + std::string(command_type_name(cmd)) + " does not fit in 64 bits: " +
-        std::to_string(c.fixed_cycles) + " + " + std::to_string(c.logical_bytes) + " bytes x " +
-        std::to_string(cm.byte_cycles_recip) +
-        " cycles (pe.attrs.pe_cost_model.byte_cycles_recip)");
-  }
+  if (!charged) cost_overflow(cmd, c, cm);  // only a PeConfig built in code: the loader bounds R
   c.charged_cycles = *charged;
   return c;
 }
