@@ -60,8 +60,9 @@ std::string describe(const TensorTable& t, const TensorDesc& d) {
   fail(what, std::string("shape mismatch: ") + sa + " " + describe(t, a) + " vs " + sb + " " + describe(t, b));
 }
 
-const TensorDesc& tensor(const TensorTable& t, Handle h, const Where& what,
-                         const char* slot) {
+// Always inline: GCC keeps it out of line otherwise, a call per operand.
+[[gnu::always_inline]] inline const TensorDesc& tensor(const TensorTable& t, Handle h, const Where& what,
+                                                       const char* slot) {
   const TensorDesc* d = t.find(h);
   if (!d) fail_unknown(t, h, what, slot);
   return *d;
