@@ -7,7 +7,10 @@
 // recursively sums its OpSpecs and rw_handles.
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -69,19 +72,21 @@ bool math_op_is_reduction(MathOp op);
 bool math_op_is_transcendental(MathOp op);
 
 // --- Single-op commands (ADR-0064 D8: FIXED = fixed_per_single_op_cmd_cycles)
+// Their logical_bytes() are inline: PE_CPU (cost) and PE_SCHEDULER (the
+// descriptor's length) ask for every command (issue 16 item 1).
 
 // tl.load: HBM -> TCM on PE_DMA.
 struct DmaReadCmd {
   Handle dst = 0;  // TCM
   Handle src = 0;  // HBM
-  uint32_t logical_bytes() const;  // framing + 2 handles = 20
+  uint32_t logical_bytes() const { return lb::kFraming + 2 * lb::kHandle; }  // 20
 };
 
 // tl.store: TCM -> HBM on PE_DMA.
 struct DmaWriteCmd {
   Handle dst = 0;  // HBM
   Handle src = 0;  // TCM
-  uint32_t logical_bytes() const;  // 20
+  uint32_t logical_bytes() const { return lb::kFraming + 2 * lb::kHandle; }  // 20
 };
 
 // tl.dot: out (+)= a @ b (b transposed when transpose_b) on PE_GEMM.
@@ -91,24 +96,102 @@ struct GemmCmd {
   bool transpose_b = false;
   bool accumulate = false;
   // framing 4 + 3 handles 24 + m/n/k 12 + 2 flags 2 = 42
-  uint32_t logical_bytes() const;
+  uint32_t logical_bytes() const { return lb::kFraming + 3 * lb::kHandle + 3 * lb::kScalar + 2 * 1; }
+};
+
+// A MathCmd's operand handles. Every math op reads at most two, kept
+// inline: a MathCmd then costs no heap allocation (issue 16 item 1; most
+// commands of a kernel are math ops). More, as a malformed command from a
+// replay file or a VP may carry (check_command refuses it, naming the
+// count), spill to the heap. Assignable from a std::vector<Handle> and a
+// braced list, as the field was a vector before.
+class HandleList {
+ public:
+  static constexpr size_t kInline = 2;
+  HandleList() = default;
+  HandleList(std::initializer_list<Handle> hs) { append(hs.begin(), hs.end()); }
+  HandleList(const std::vector<Handle>& hs) { append(hs.begin(), hs.end()); }
+  HandleList(const HandleList& o) { append(o.begin(), o.end()); }
+  // The moved-from list is left empty (its spill went with the move).
+  HandleList(HandleList&& o) noexcept : n_(o.n_), spill_(std::move(o.spill_)) {
+    std::copy(o.inline_, o.inline_ + kInline, inline_);
+    o.n_ = 0;
+  }
+  HandleList& operator=(const HandleList& o) {
+    if (this != &o) {
+      clear();
+      append(o.begin(), o.end());
+    }
+    return *this;
+  }
+  HandleList& operator=(HandleList&& o) noexcept {
+    if (this != &o) {
+      n_ = o.n_;
+      spill_ = std::move(o.spill_);
+      std::copy(o.inline_, o.inline_ + kInline, inline_);
+      o.n_ = 0;
+    }
+    return *this;
+  }
+
+  size_t size() const { return n_; }
+  bool empty() const { return n_ == 0; }
+  const Handle* data() const { return n_ <= kInline ? inline_ : spill_.data(); }
+  Handle* data() { return n_ <= kInline ? inline_ : spill_.data(); }
+  const Handle* begin() const { return data(); }
+  const Handle* end() const { return data() + n_; }
+  Handle* begin() { return data(); }
+  Handle* end() { return data() + n_; }
+  const Handle& operator[](size_t i) const { return data()[i]; }
+  Handle& operator[](size_t i) { return data()[i]; }
+  void push_back(Handle h) {
+    if (n_ < kInline) {
+      inline_[n_++] = h;
+      return;
+    }
+    if (n_ == kInline) spill_.assign(inline_, inline_ + kInline);  // spill: all on the heap
+    spill_.push_back(h);
+    ++n_;
+  }
+  void clear() {
+    n_ = 0;
+    spill_.clear();
+  }
+  friend bool operator==(const HandleList& a, const HandleList& b) {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end());
+  }
+  friend bool operator!=(const HandleList& a, const HandleList& b) { return !(a == b); }
+
+ private:
+  template <class It>
+  void append(It first, It last) {
+    for (; first != last; ++first) push_back(*first);
+  }
+  // Invariant: n_ <= kInline: the handles are inline_[0, n_) and spill_ is
+  // empty; else all n_ of them are in spill_.
+  Handle inline_[kInline] = {0, 0};
+  size_t n_ = 0;
+  std::vector<Handle> spill_;
 };
 
 // tl.<math op>: one elementwise or reduction op on PE_MATH.
 struct MathCmd {
   MathOp op = MathOp::kAdd;
-  std::vector<Handle> operands;
+  HandleList operands;
   Handle out = 0;
   Extras extra;
   // framing 4 + opcode 1 + (1 + 8 per operand) + out 8 + (1 + extras)
-  uint32_t logical_bytes() const;
+  uint32_t logical_bytes() const {
+    return lb::kFraming + lb::kOpcode + lb::kTupleLength + lb::kHandle * uint32_t(operands.size()) +
+           lb::kHandle /* out */ + (extra.empty() ? lb::kTupleLength : extras_bytes(extra));
+  }
 };
 
 // tl.copy: TCM -> TCM (or any space) on PE_DMA.
 struct CopyCmd {
   Handle dst = 0;
   Handle src = 0;
-  uint32_t logical_bytes() const;  // 20
+  uint32_t logical_bytes() const { return lb::kFraming + 2 * lb::kHandle; }  // 20
 };
 
 // --- Composite (ADR-0064 D1/D7; FIXED = fixed_per_cmd_cycles)
@@ -229,14 +312,14 @@ struct CpuOverheadCmd {
 struct SendCmd {
   Handle src = 0;
   uint32_t dst = 0;
-  uint32_t logical_bytes() const;  // framing 4 + handle 8 + scalar 4 = 16
+  uint32_t logical_bytes() const { return lb::kFraming + lb::kHandle + lb::kScalar; }  // 16
 };
 
 // tl.recv: the oldest message from global PE src, into dst.
 struct RecvCmd {
   Handle dst = 0;
   uint32_t src = 0;
-  uint32_t logical_bytes() const;  // 16
+  uint32_t logical_bytes() const { return lb::kFraming + lb::kHandle + lb::kScalar; }  // 16
 };
 
 // New alternatives go last: a type's index is its descriptor framing byte
@@ -250,7 +333,10 @@ constexpr int kNumCommandTypes = int(std::variant_size_v<Command>);
 const char* command_type_name(const Command& cmd);
 const char* command_type_name(int index);
 int command_type_index(std::string_view name);  // -1 if unknown
-uint32_t logical_bytes(const Command& cmd);
+// Inline: asked for every command (cost, descriptor length; issue 16 item 1).
+inline uint32_t logical_bytes(const Command& cmd) {
+  return std::visit([](const auto& c) { return c.logical_bytes(); }, cmd);
+}
 // IPC command types (SendCmd, RecvCmd): listed in statistics and result
 // JSON only when a run issued one, so single-PE outputs stay as they were.
 bool is_ipc_command_type(int index);

@@ -20,6 +20,15 @@ constexpr std::string_view kGemmFlags[] = {"transpose_b", "accumulate"};
 // a raw pointer: no capacity check per byte (issue 16 item 1, the encoder
 // runs for every command). Past the end it only counts, so a layout that
 // disagrees with logical_bytes() is still reported after the last field.
+// The messages out of line, so the writes they guard stay small enough to
+// inline (issue 16 item 1).
+[[noreturn, gnu::noinline, gnu::cold]] void too_wide(int64_t v, const char* what) {
+  throw EncodeError(std::string(what) + " = " + std::to_string(v) + " does not fit a 4-byte scalar");
+}
+[[noreturn, gnu::noinline, gnu::cold]] void too_many(size_t n, const char* what) {
+  throw EncodeError(std::string(what) + ": " + std::to_string(n) + " do not fit a 1-byte count");
+}
+
 class Writer {
  public:
   Writer(std::vector<uint8_t>& out, size_t bytes) : n_(bytes) {
@@ -29,9 +38,7 @@ class Writer {
   void u8(uint8_t v) { le<1>(v); }
   void u64(uint64_t v) { le<8>(v); }
   void i32(int64_t v, const char* what) {
-    if (v < INT32_MIN || v > INT32_MAX) {
-      throw EncodeError(std::string(what) + " = " + std::to_string(v) + " does not fit a 4-byte scalar");
-    }
+    if (v < INT32_MIN || v > INT32_MAX) too_wide(v, what);
     le<4>(uint32_t(int32_t(v)));
   }
   void f32(double v) {
@@ -42,7 +49,7 @@ class Writer {
   }
   void u32(uint32_t u) { le<4>(u); }
   void count(size_t n, const char* what) {
-    if (n > 255) throw EncodeError(std::string(what) + ": " + std::to_string(n) + " do not fit a 1-byte count");
+    if (n > 255) too_many(n, what);
     u8(uint8_t(n));
   }
   size_t written() const { return at_; }  // bytes the fields take, even past the buffer
@@ -83,11 +90,7 @@ double number(const Extra& e, const char* op) {
 }
 
 // The math extras: scale's factor or fill's value, nothing else.
-void math_extras(Writer& w, MathOp op, const Extras& extras) {
-  if (extras.empty()) {  // most math ops: just the count
-    w.u8(0);
-    return;
-  }
+void some_math_extras(Writer& w, MathOp op, const Extras& extras) {
   const char* field = op == MathOp::kScale ? "factor" : op == MathOp::kFill ? "value" : nullptr;
   for (const Extra& e : extras) {
     if (!field || std::string_view(e.name) != field) {
@@ -97,6 +100,11 @@ void math_extras(Writer& w, MathOp op, const Extras& extras) {
   if (extras.size() > 1) throw EncodeError(std::string(to_string(op)) + ": extra '" + field + "' given twice");
   w.u8(uint8_t(extras.size()));
   if (!extras.empty()) w.f32(number(extras[0], to_string(op)));
+}
+
+void math_extras(Writer& w, MathOp op, const Extras& extras) {
+  if (extras.empty()) w.u8(0);  // most math ops: just the count, inline
+  else some_math_extras(w, op, extras);
 }
 
 void gemm_extras(Writer& w, const Extras& extras) {
@@ -129,14 +137,25 @@ void gemm_extras(Writer& w, const Extras& extras) {
   for (size_t i = 0; i < nflags; ++i) w.u8(flags[i]);
 }
 
-void op_spec(Writer& w, const OpSpec& op) {
+// `typed`: `op` decoded (check_command), whose kind and GEMM operands by
+// role are used instead of comparing strings (issue 16 item 1); null: from
+// the strings.
+void op_spec(Writer& w, const OpSpec& op, const TypedOp* typed) {
   MathOp m{};
-  const bool gemm = std::string_view(op.kind) == "gemm";
-  if (!gemm && !math_op_from_string(op.kind, &m)) throw EncodeError("unknown op kind '" + op.kind + "'");
+  bool gemm;
+  if (typed) {
+    gemm = typed->is_gemm();
+    m = typed->math;
+  } else {
+    gemm = std::string_view(op.kind) == "gemm";
+    if (!gemm && !math_op_from_string(op.kind, &m)) throw EncodeError("unknown op kind '" + op.kind + "'");
+  }
   w.u8(gemm ? 0 : uint8_t(1 + uint8_t(m)));
   w.u8(uint8_t(uint8_t(op.scope) | (op.has_out ? kHasOut : 0)));
   w.count(op.operands.size(), "operands");
-  if (gemm) {  // by role, a then b, whatever order the spec lists them in
+  if (gemm && typed) {  // the decoder found exactly a and b
+    w.u64(typed->a()), w.u64(typed->b());
+  } else if (gemm) {  // by role, a then b, whatever order the spec lists them in
     if (op.operands.size() != 2) throw EncodeError("gemm: takes operands a and b");
     for (std::string_view role : kGemmSlots) {
       const NamedOperand* o = nullptr;
@@ -278,7 +297,10 @@ std::vector<uint8_t> encode(const Command& c, uint32_t completion_id) {
 }
 
 void encode_into(const Command& c, uint32_t completion_id, std::vector<uint8_t>& out) {
-  const uint32_t bytes = logical_bytes(c);
+  encode_into(c, completion_id, logical_bytes(c), out);
+}
+
+void encode_into(const Command& c, uint32_t completion_id, uint32_t bytes, std::vector<uint8_t>& out) {
   Writer w(out, bytes);
   std::visit(overloaded{
                  [&](const DmaReadCmd& d) { framing(w, Type::kDmaRead, completion_id), w.u64(d.dst), w.u64(d.src); },
@@ -301,7 +323,9 @@ void encode_into(const Command& c, uint32_t completion_id, std::vector<uint8_t>&
                  [&](const CompositeCmd& c2) {
                    framing(w, Type::kComposite, completion_id);
                    w.count(c2.ops.size(), "ops");
-                   for (const OpSpec& op : c2.ops) op_spec(w, op);
+                   // Decoded at dispatch when c2.typed holds one op per op (as typed_ops() takes it).
+                   const bool typed = c2.typed.size() == c2.ops.size();
+                   for (size_t i = 0; i < c2.ops.size(); ++i) op_spec(w, c2.ops[i], typed ? &c2.typed[i] : nullptr);
                    w.count(c2.rw_handles.size(), "rw_handles");
                    for (Handle h : c2.rw_handles) w.u64(h);
                  },

@@ -88,11 +88,16 @@ struct DecodeError : std::runtime_error {
 
 constexpr uint32_t kCompletionIdMask = 0xFFFFFF;  // 24 bits of framing
 
-// The descriptor's bytes: exactly logical_bytes(c).
+// The descriptor's bytes: exactly logical_bytes(c). A composite whose
+// c.typed holds one op per op (check_command decoded it) is encoded from
+// those for its op kinds and GEMM operands, as typed_ops() takes them.
 std::vector<uint8_t> encode(const Command& c, uint32_t completion_id);
 // The same into `out` (resized to logical_bytes(c) first): a reused buffer
 // keeps its capacity, so a warm writer allocates nothing per command.
 void encode_into(const Command& c, uint32_t completion_id, std::vector<uint8_t>& out);
+// The same for a caller that has logical_bytes(c) already (PE_CPU costed the
+// command): not counted again. A wrong `bytes` is an EncodeError.
+void encode_into(const Command& c, uint32_t completion_id, uint32_t bytes, std::vector<uint8_t>& out);
 
 struct Decoded {
   Command cmd;

@@ -209,7 +209,7 @@ Handle TensorTable::declare_at(const std::string& name, MemSpace space,
 }
 
 Handle TensorTable::view(Handle base, int64_t row0, int64_t nrows,
-                         int64_t col0, int64_t ncols, const std::string& name) {
+                         int64_t col0, int64_t ncols, std::string_view name) {
   const TensorDesc& b = at(base);
   // Compared without forming row0 + nrows, which may overflow.
   if (row0 < 0 || col0 < 0 || nrows <= 0 || ncols <= 0 || row0 >= b.rows ||
@@ -218,17 +218,26 @@ Handle TensorTable::view(Handle base, int64_t row0, int64_t nrows,
                       ") x cols [" + std::to_string(col0) + ", " + end_text(col0, ncols) +
                       ") is out of bounds of '" + name_of(b) + "' " + b.shape_string());
   }
-  // Built before the slot is written (the slot may hold `b` itself, the
-  // oldest live view), and without copying b's name string.
-  const TensorDesc fields{kViewHandleBit | next_view_, {}, b.space, b.dtype, nrows, ncols,
-                          b.row_stride,
-                          b.address + (uint64_t(row0) * uint64_t(b.row_stride) + uint64_t(col0)) *
-                                          dtype_bytes(b.dtype),
-                          name.empty() ? base : 0, row0, col0};
-  std::string view_name = name;  // may throw: before any slot changes
+  // b's fields are read before the slot is written (the slot may hold `b`
+  // itself, the oldest live view). The slot is written field by field, with
+  // no TensorDesc or string built and copied (issue 16 item 1).
+  const MemSpace space = b.space;
+  const Dtype dtype = b.dtype;
+  const int64_t row_stride = b.row_stride;
+  const uint64_t address =
+      b.address + (uint64_t(row0) * uint64_t(row_stride) + uint64_t(col0)) * dtype_bytes(dtype);
   TensorDesc& d = views_[next_view_ % kViewCapacity];
-  d = fields;
-  d.name.swap(view_name);
+  d.name.assign(name);  // may throw: the first field written, and a failed assign changes nothing
+  d.handle = kViewHandleBit | next_view_;
+  d.space = space;
+  d.dtype = dtype;
+  d.rows = nrows;
+  d.cols = ncols;
+  d.row_stride = row_stride;
+  d.address = address;
+  d.base = name.empty() ? base : 0;
+  d.row0 = row0;
+  d.col0 = col0;
   return kViewHandleBit | next_view_++;
 }
 

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "models/mem/address_map.h"
@@ -122,8 +123,10 @@ class TensorTable {
   void validate_tensor(const TensorDesc& d) const;
   uint64_t tcm_size() const { return tcm_size_; }
   // rows [row0, row0+nrows) x cols [col0, col0+ncols) of `base`.
+  // Kernels make views per tile: a string_view, so an unnamed view builds
+  // no string (issue 16 item 1).
   Handle view(Handle base, int64_t row0, int64_t nrows, int64_t col0,
-              int64_t ncols, const std::string& name = "");
+              int64_t ncols, std::string_view name = {});
 
   // The driver's part of the table (issue 13 item 1): puts `d` in the entry
   // of table handle `h` (is_table_handle), replacing what was there. `d` is

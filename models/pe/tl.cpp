@@ -76,8 +76,7 @@ void Tl::math(MathOp op, const Tensor& out, std::initializer_list<Tensor> operan
   Command cmd(std::in_place_type<MathCmd>);
   MathCmd& c = std::get<MathCmd>(cmd);
   c.op = op;
-  c.operands.reserve(operands.size());  // one allocation, not one per operand
-  for (const Tensor& t : operands) c.operands.push_back(t.handle);
+  for (const Tensor& t : operands) c.operands.push_back(t.handle);  // inline: no allocation
   c.out = out.handle;
   c.extra = std::move(extra);
   cpu_.dispatch(std::move(cmd));
@@ -104,6 +103,7 @@ OpSpec math_op(MathOp kind, OpScope scope, const Tensor& out,
   op.kind = to_string(kind);
   op.scope = scope;
   size_t i = 0;
+  op.operands.reserve(operands.size());  // one allocation, not one per operand
   for (const Tensor& t : operands) op.operands.push_back({kSlots[i++ % 2], t.handle});
   op.has_out = true;
   op.out = out.handle;

@@ -139,6 +139,83 @@ TEST(Commands, MathOpNamesRoundTrip) {
   }
   MathOp unused{};
   EXPECT_FALSE(math_op_from_string("softmax", &unused));
+  // Names that share a first letter, a prefix, or are empty.
+  for (const char* name : {"", "a", "ad", "add_", "addbcast", "row", "rowmaxx", "s", "sub_bcas"}) {
+    EXPECT_FALSE(math_op_from_string(name, &unused)) << name;
+  }
+}
+
+// MathCmd::operands (issue 16 item 1): inline up to two, every element kept
+// in order past that, copies and moves that keep or hand over the handles.
+TEST(HandleList, BehavesAsAVectorOfHandles) {
+  for (size_t n = 0; n <= 5; ++n) {
+    std::vector<Handle> want;
+    HandleList l;
+    for (size_t i = 0; i < n; ++i) {
+      want.push_back(100 + i);
+      l.push_back(100 + i);
+    }
+    ASSERT_EQ(l.size(), n);
+    EXPECT_EQ(l.empty(), n == 0);
+    EXPECT_EQ(std::vector<Handle>(l.begin(), l.end()), want);
+    for (size_t i = 0; i < n; ++i) EXPECT_EQ(l[i], want[i]);
+    EXPECT_EQ(HandleList(want), l);  // from a vector
+    const HandleList copy = l;
+    EXPECT_EQ(copy, l);
+    HandleList assigned{7};
+    assigned = l;
+    EXPECT_EQ(assigned, l);
+    HandleList moved = std::move(assigned);
+    EXPECT_EQ(moved, l);
+    EXPECT_TRUE(assigned.empty());  // NOLINT(bugprone-use-after-move): moved-from is empty
+    HandleList move_assigned{1, 2, 3};
+    move_assigned = std::move(moved);
+    EXPECT_EQ(move_assigned, l);
+    EXPECT_TRUE(moved.empty());  // NOLINT(bugprone-use-after-move)
+    for (Handle& h : move_assigned) h += 1;  // writable in place (replay rebinds handles)
+    for (size_t i = 0; i < n; ++i) EXPECT_EQ(move_assigned[i], want[i] + 1);
+    move_assigned.clear();
+    EXPECT_TRUE(move_assigned.empty());
+    move_assigned.push_back(9);
+    EXPECT_EQ(move_assigned, HandleList{9});
+  }
+  EXPECT_NE((HandleList{1, 2}), (HandleList{1, 2, 3}));
+  EXPECT_NE((HandleList{1, 2}), (HandleList{2, 1}));
+  // D2 counts every operand, however many a malformed command carries.
+  MathCmd m;
+  m.operands = {1, 2, 3};
+  EXPECT_EQ(m.logical_bytes(), 4u + 1u + (1u + 3u * 8u) + 8u + 1u);
+}
+
+// Views are written into their ring slot field by field (issue 16 item 1):
+// a view of the oldest live view, whose slot it takes, still derives from
+// that view's fields; a reused slot keeps nothing of what it held.
+TEST(TensorTableView, ReusedSlotHoldsOnlyTheNewView) {
+  TensorTable t(1 << 24);
+  const Handle base = t.declare("base", MemSpace::kTcm, 64, 96, Dtype::kBf16);
+  const Handle named = t.view(base, 2, 4, 8, 16, "named");  // slot 0
+  EXPECT_EQ(t.name_of(t.at(named)), "named");
+  for (uint64_t i = 1; i < kViewCapacity; ++i) t.view(base, 0, 1, 0, 96);
+  const TensorDesc oldest = t.at(named);
+  // The next view takes slot 0: a view of the view there.
+  const Handle v = t.view(named, 1, 2, 3, 4);
+  EXPECT_FALSE(t.contains(named));
+  const TensorDesc& d = t.at(v);
+  EXPECT_EQ(d.handle, v);
+  EXPECT_TRUE(d.name.empty());
+  EXPECT_EQ(d.space, MemSpace::kTcm);
+  EXPECT_EQ(d.dtype, Dtype::kBf16);
+  EXPECT_EQ(d.rows, 2);
+  EXPECT_EQ(d.cols, 4);
+  EXPECT_EQ(d.row_stride, 96);
+  EXPECT_EQ(d.address, oldest.address + (1u * 96u + 3u) * 2u);
+  EXPECT_EQ(d.base, named);
+  EXPECT_EQ(d.row0, 1);
+  EXPECT_EQ(d.col0, 3);
+  EXPECT_EQ(t.name_of(d), "view");  // its base went stale
+  // An out-of-bounds view changes no slot.
+  EXPECT_THROW(t.view(v, 0, 3, 0, 4), KernelError);
+  EXPECT_EQ(t.at(v).rows, 2);
 }
 
 

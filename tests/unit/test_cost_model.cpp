@@ -76,6 +76,24 @@ TEST(CostModel, CpuOverheadBypassesTheFormula) {  // ADR-0064 D5, TR 4
   }
 }
 
+// The charged cycles are ceil(exact - 1e-9) however they are computed: a
+// cast below 2^53 (issue 16 item 1), std::ceil above it.
+TEST(CostModel, ChargedIsTheCeilingAcrossTheRange) {
+  MathCmd m;
+  m.operands = {1, 2};
+  for (uint64_t fixed : {uint64_t(0), uint64_t(1), uint64_t(8), uint64_t(1) << 52, (uint64_t(1) << 53) - 1,
+                         uint64_t(1) << 53, uint64_t(1) << 60}) {
+    for (double r : {0.0, 0.001, 0.0625, 0.1, 1.0 / 3.0, 0.7, 2.5}) {
+      CostModelConfig cm;
+      cm.fixed_per_single_op_cmd_cycles = fixed;
+      cm.byte_cycles_recip = r;
+      const DispatchCost d = dispatch_cost(m, cm);
+      EXPECT_EQ(d.charged_cycles, uint64_t(std::ceil(d.exact_cycles - 1e-9))) << fixed << " " << r;
+      EXPECT_GE(double(d.charged_cycles), d.exact_cycles - 1e-9) << fixed << " " << r;
+    }
+  }
+}
+
 TEST(CostModel, IntegralValuesAreNotRoundedUp) {
   CostModelConfig cm;
   cm.byte_cycles_recip = 0.1;  // 20 bytes x 0.1 is 2.0000000000000004 in binary

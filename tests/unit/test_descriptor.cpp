@@ -92,6 +92,41 @@ TEST(Descriptor, CompositeOpsByRoleAndSlot) {
   EXPECT_TRUE(back.ops[2].has_out);
 }
 
+// Dispatch encodes a composite from its decoded ops (c.typed, issue 16
+// item 1): the bytes are those of the text form, op for op.
+TEST(Descriptor, DecodedCompositeEncodesAsItsText) {
+  Tensor a{1, 64, 32, Dtype::kBf16, MemSpace::kHbm}, b{2, 48, 32, Dtype::kBf16, MemSpace::kHbm};
+  Tensor o{3, 64, 48, Dtype::kFp32, MemSpace::kTcm}, col{4, 64, 1, Dtype::kFp32, MemSpace::kTcm};
+  CompositeCmd c;
+  c.name = "recipe";
+  c.ops.push_back(math_op(MathOp::kFill, OpScope::kPrologue, col, {}, {{"value", 2.0}}));
+  c.ops.push_back(gemm_op(OpScope::kTile, o, a, b, DotOptions{true, true}));
+  std::swap(c.ops.back().operands[0], c.ops.back().operands[1]);  // b listed first
+  c.ops.push_back(math_op(MathOp::kDivBcast, OpScope::kTile, o, {o, col}));
+  c.ops.push_back(math_op(MathOp::kScale, OpScope::kEpilogue, o, {o}, {{"factor", 0.25}}));
+  c.ops.push_back(math_op(MathOp::kRowSum, OpScope::kEpilogue, col, {o}));
+  c.rw_handles = {3, 4};
+  const std::vector<uint8_t> text = bytes_of(c);
+  size_t bad = 0;
+  std::string why;
+  ASSERT_TRUE(decode_ops(c, &c.typed, &bad, &why)) << why;
+  EXPECT_EQ(bytes_of(c), text);
+  // The extras still come from the text, and are still checked there.
+  c.ops[1].extra.push_back({"bias", true});
+  EXPECT_THROW(bytes_of(c), desc::EncodeError);
+}
+
+// PE_CPU hands the encoder the logical bytes it costed; a wrong count is
+// refused, never a short or padded descriptor.
+TEST(Descriptor, AGivenByteCountMustBeTheLogicalBytes) {
+  const Command m = MathCmd{MathOp::kExp, {1}, 2, {}};
+  std::vector<uint8_t> out;
+  desc::encode_into(m, 5, logical_bytes(m), out);
+  EXPECT_EQ(out, bytes_of(m, 5));
+  EXPECT_THROW(desc::encode_into(m, 5, logical_bytes(m) - 1, out), desc::EncodeError);
+  EXPECT_THROW(desc::encode_into(m, 5, logical_bytes(m) + 1, out), desc::EncodeError);
+}
+
 TEST(Descriptor, FieldsThatDoNotFitAreRefusedAtEncode) {
   GemmCmd g;
   g.m = int64_t(1) << 31;

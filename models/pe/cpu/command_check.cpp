@@ -60,8 +60,9 @@ std::string describe(const TensorTable& t, const TensorDesc& d) {
   fail(what, std::string("shape mismatch: ") + sa + " " + describe(t, a) + " vs " + sb + " " + describe(t, b));
 }
 
-const TensorDesc& tensor(const TensorTable& t, Handle h, const Where& what,
-                         const char* slot) {
+// Always inline: GCC keeps it out of line otherwise, a call per operand.
+[[gnu::always_inline]] inline const TensorDesc& tensor(const TensorTable& t, Handle h, const Where& what,
+                                                       const char* slot) {
   const TensorDesc* d = t.find(h);
   if (!d) fail_unknown(t, h, what, slot);
   return *d;
@@ -77,21 +78,29 @@ void expect_same_shape(const TensorTable& t, const TensorDesc& a, const TensorDe
 }
 
 void check_transfer(const TensorTable& t, Handle dst, Handle src, const Where& what,
-                    const MemSpace* dst_space, const MemSpace* src_space) {
+                    const MemSpace* dst_space, const MemSpace* src_space, CommandTensors* found) {
   const TensorDesc& d = tensor(t, dst, what, "dst");
   const TensorDesc& s = tensor(t, src, what, "src");
   if (dst_space) expect_space(t, d, *dst_space, what, "dst");
   if (src_space) expect_space(t, s, *src_space, what, "src");
   expect_same_shape(t, d, s, what, "dst", "src");
   if (d.dtype != s.dtype) fail(what, "dtype mismatch: dst " + describe(t, d) + " vs src " + describe(t, s));
+  if (found) {
+    found->read("src", &s);
+    found->set_write(&d);
+    found->resolved = true;
+  }
 }
 
 // tile_scope: operands may live in HBM (the scheduler streams them).
+// `found` (if not null) receives a, b and out.
 void check_gemm(const TensorTable& t, Handle a, Handle b, Handle out, int64_t m, int64_t n,
-                int64_t k, bool transpose_b, bool tile_scope, const Where& what) {
+                int64_t k, bool transpose_b, bool tile_scope, const Where& what,
+                const TensorDesc** found = nullptr) {
   const TensorDesc& da = tensor(t, a, what, "a");
   const TensorDesc& db = tensor(t, b, what, "b");
   const TensorDesc& dout = tensor(t, out, what, "out");
+  if (found) found[0] = &da, found[1] = &db, found[2] = &dout;
   if (!tile_scope) {
     expect_space(t, da, MemSpace::kTcm, what, "a");
     expect_space(t, db, MemSpace::kTcm, what, "b");
@@ -110,8 +119,9 @@ void check_gemm(const TensorTable& t, Handle a, Handle b, Handle out, int64_t m,
   }
 }
 
+// `found` (if not null) receives the operands read and out.
 void check_math(const TensorTable& t, MathOp op, const Handle* operands, size_t count, Handle out,
-                const Where& what) {
+                const Where& what, CommandTensors* found = nullptr) {
   if (int(count) != math_op_arity(op)) fail(what, math_arity_error(op, count));
   const TensorDesc& dout = tensor(t, out, what, "out");
   expect_space(t, dout, MemSpace::kTcm, what, "out");
@@ -120,6 +130,11 @@ void check_math(const TensorTable& t, MathOp op, const Handle* operands, size_t 
     const char* slot = i == 0 ? "src_a" : "src_b";
     in[i] = &tensor(t, operands[i], what, slot);
     expect_space(t, *in[i], MemSpace::kTcm, what, slot);
+    if (found) found->read(slot, in[i]);
+  }
+  if (found) {  // the shape checks below return or throw
+    found->set_write(&dout);
+    found->resolved = true;
   }
   switch (op) {
     case MathOp::kFill: return;
@@ -191,29 +206,51 @@ void check_composite(CompositeCmd& c, const TensorTable& t) {
 
 }  // namespace
 
-void check_command(Command& cmd, const TensorTable& t) {
+void check_command(Command& cmd, const TensorTable& t, CommandTensors* found) {
   const MemSpace hbm = MemSpace::kHbm, tcm = MemSpace::kTcm;
+  if (found) found->nreads = 0, found->writes = false, found->resolved = false;
   std::visit(
       overloaded{
-          [&](const DmaReadCmd& rd) { check_transfer(t, rd.dst, rd.src, "DmaReadCmd", &tcm, &hbm); },
-          [&](const DmaWriteCmd& wr) { check_transfer(t, wr.dst, wr.src, "DmaWriteCmd", &hbm, &tcm); },
-          [&](const CopyCmd& cp) { check_transfer(t, cp.dst, cp.src, "CopyCmd", nullptr, nullptr); },
+          [&](const DmaReadCmd& rd) { check_transfer(t, rd.dst, rd.src, "DmaReadCmd", &tcm, &hbm, found); },
+          [&](const DmaWriteCmd& wr) { check_transfer(t, wr.dst, wr.src, "DmaWriteCmd", &hbm, &tcm, found); },
+          [&](const CopyCmd& cp) { check_transfer(t, cp.dst, cp.src, "CopyCmd", nullptr, nullptr, found); },
           [&](const GemmCmd& g) {
-            check_gemm(t, g.a, g.b, g.out, g.m, g.n, g.k, g.transpose_b, false, "GemmCmd");
+            const TensorDesc* d[3];
+            check_gemm(t, g.a, g.b, g.out, g.m, g.n, g.k, g.transpose_b, false, "GemmCmd", d);
+            if (found) {  // check_initialised's order: a, b, then an accumulated out
+              found->read("a", d[0]);
+              found->read("b", d[1]);
+              if (g.accumulate) found->read("out", d[2]);
+              found->set_write(d[2]);
+              found->resolved = true;
+            }
           },
           [&](const MathCmd& m) {
             check_math(t, m.op, m.operands.data(), m.operands.size(), m.out,
-                       Where("MathCmd", to_string(m.op)));
+                       Where("MathCmd", to_string(m.op)), found);
           },
           [&](CompositeCmd& c) { check_composite(c, t); },
           [](const CpuOverheadCmd&) {},  // no operands (and never checked: D5 bypass)
           // Any space, any shape: the receiver checks the byte count (issue 14 item 5).
-          [&](const SendCmd& sd) { tensor(t, sd.src, "SendCmd", "src"); },
-          [&](const RecvCmd& rv) { tensor(t, rv.dst, "RecvCmd", "dst"); }},
+          [&](const SendCmd& sd) {
+            const TensorDesc& d = tensor(t, sd.src, "SendCmd", "src");
+            if (found) {
+              found->read("src", &d);
+              found->set_write(&d);  // marks nothing new: src is initialised
+              found->resolved = true;
+            }
+          },
+          [&](const RecvCmd& rv) {
+            const TensorDesc& d = tensor(t, rv.dst, "RecvCmd", "dst");
+            if (found) {
+              found->set_write(&d);
+              found->resolved = true;
+            }
+          }},
       cmd);
 }
 
-void check_peer(const Command& cmd, uint32_t pes) {
+void check_ipc_peer(const Command& cmd, uint32_t pes) {
   const uint32_t* peer = nullptr;
   const char* what = "";
   if (const auto* sd = std::get_if<SendCmd>(&cmd)) peer = &sd->dst, what = "SendCmd: destination";
@@ -239,82 +276,91 @@ void check_data_dtypes(const Command& cmd, const TensorTable& t) {
 
 namespace {
 
-// At most three reads (a, b and an accumulated out) and one write.
-struct Access {
-  std::pair<const char*, Handle> reads[3];
-  int nreads = 0;
-  Handle write = 0;
-  void read(const char* slot, Handle h) { reads[nreads++] = {slot, h}; }
-};
-
-void read_then_write(const Access& a, const TensorTable& t, InitTracker& init, const Where& what) {
-  for (int i = 0; i < a.nreads; ++i) {
-    const auto& [slot, h] = a.reads[i];
-    const TensorDesc& d = t.at(h);
-    if (!init.initialised(d)) {
-      fail(what, std::string("reads uninitialised ") + slot + " " + describe(t, d) +
-                     " (nothing has written it: load or compute it first, or initialise it from the host)");
-    }
-  }
-  init.mark(t.at(a.write));
+[[noreturn, gnu::noinline, gnu::cold]] void fail_uninitialised(const TensorTable& t, const TensorDesc& d,
+                                                                const char* slot, const Where& what) {
+  fail(what, std::string("reads uninitialised ") + slot + " " + describe(t, d) +
+                 " (nothing has written it: load or compute it first, or initialise it from the host)");
 }
 
-Access op_access(const TypedOp& op) {
-  Access a;
-  for (int i = 0; i < op.inputs; ++i) a.read(op.input_role(i), op.in[i]);
-  if (op.is_gemm() && op.gemm.accumulate) a.read("out", op.out);
-  a.write = op.out;
-  return a;
+const TensorDesc& desc_of(const TensorTable& t, const CommandTensors::Ref& r) {
+  return r.desc ? *r.desc : t.at(r.handle);
+}
+
+// Every read, in order, holds a value; then the write is marked.
+void read_then_write(const CommandTensors& a, const TensorTable& t, InitTracker& init, const Where& what) {
+  for (int i = 0; i < a.nreads; ++i) {
+    const TensorDesc& d = desc_of(t, a.reads[i]);
+    if (!init.initialised(d)) fail_uninitialised(t, d, a.reads[i].slot, what);
+  }
+  if (a.writes) init.mark(desc_of(t, a.write));
+}
+
+void op_access(const TypedOp& op, CommandTensors* a) {
+  for (int i = 0; i < op.inputs; ++i) a->read(op.input_role(i), nullptr, op.in[i]);
+  if (op.is_gemm() && op.gemm.accumulate) a->read("out", nullptr, op.out);
+  a->set_write(nullptr, op.out);
+}
+
+// A single-op command's tensors by handle (check_command did not give them).
+void by_handle(const Command& cmd, CommandTensors* a) {
+  auto transfer = [&](Handle dst, Handle src) {
+    a->read("src", nullptr, src);
+    a->set_write(nullptr, dst);
+  };
+  std::visit(overloaded{[&](const DmaReadCmd& rd) { transfer(rd.dst, rd.src); },
+                        [&](const DmaWriteCmd& wr) { transfer(wr.dst, wr.src); },
+                        [&](const CopyCmd& cp) { transfer(cp.dst, cp.src); },
+                        [&](const GemmCmd& g) {
+                          a->read("a", nullptr, g.a);
+                          a->read("b", nullptr, g.b);
+                          if (g.accumulate) a->read("out", nullptr, g.out);
+                          a->set_write(nullptr, g.out);
+                        },
+                        [&](const MathCmd& m) {
+                          for (size_t i = 0; i < m.operands.size() && i < 2; ++i)
+                            a->read(i == 0 ? "src_a" : "src_b", nullptr, m.operands[i]);
+                          a->set_write(nullptr, m.out);
+                        },
+                        [](const CompositeCmd&) {},  // per op (check_initialised)
+                        [](const CpuOverheadCmd&) {},
+                        [&](const SendCmd& sd) {
+                          a->read("src", nullptr, sd.src);
+                          a->set_write(nullptr, sd.src);  // marks nothing new: src is initialised
+                        },
+                        [&](const RecvCmd& rv) { a->set_write(nullptr, rv.dst); }},
+             cmd);
+}
+
+Where single_op_where(const Command& cmd) {
+  const auto* m = std::get_if<MathCmd>(&cmd);
+  return Where(command_type_name(cmd), m ? to_string(m->op) : nullptr);
 }
 
 }  // namespace
 
-void check_initialised(const Command& cmd, const TensorTable& t, InitTracker& init) {
-  auto transfer = [&](Handle dst, Handle src, const char* type) {
-    Access a;
-    a.read("src", src);
-    a.write = dst;
-    read_then_write(a, t, init, type);
-  };
-  std::visit(
-      overloaded{
-          [&](const DmaReadCmd& rd) { transfer(rd.dst, rd.src, "DmaReadCmd"); },
-          [&](const DmaWriteCmd& wr) { transfer(wr.dst, wr.src, "DmaWriteCmd"); },
-          [&](const CopyCmd& cp) { transfer(cp.dst, cp.src, "CopyCmd"); },
-          [&](const GemmCmd& g) {
-            Access a;
-            a.read("a", g.a);
-            a.read("b", g.b);
-            if (g.accumulate) a.read("out", g.out);
-            a.write = g.out;
-            read_then_write(a, t, init, "GemmCmd");
-          },
-          [&](const MathCmd& m) {
-            Access a;
-            for (size_t i = 0; i < m.operands.size() && i < 2; ++i) a.read(i == 0 ? "src_a" : "src_b", m.operands[i]);
-            a.write = m.out;
-            read_then_write(a, t, init, Where("MathCmd", to_string(m.op)));
-          },
-          [&](const CompositeCmd& c) {
-            std::vector<TypedOp> scratch;
-            const std::vector<TypedOp>& ops = typed_ops(c, scratch);
-            // The plan's order: prologue, tile, epilogue; program order within each.
-            for (OpScope scope : {OpScope::kPrologue, OpScope::kTile, OpScope::kEpilogue}) {
-              for (size_t i = 0; i < ops.size(); ++i) {
-                if (ops[i].scope != scope) continue;
-                read_then_write(op_access(ops[i]), t, init, Where(c, i, false));
-              }
-            }
-          },
-          [](const CpuOverheadCmd&) {},
-          [&](const SendCmd& sd) {
-            Access a;
-            a.read("src", sd.src);
-            a.write = sd.src;  // marks nothing new: src is initialised
-            read_then_write(a, t, init, "SendCmd");
-          },
-          [&](const RecvCmd& rv) { init.mark(t.at(rv.dst)); }},
-      cmd);
+void check_initialised(const Command& cmd, const TensorTable& t, InitTracker& init,
+                       const CommandTensors* tensors) {
+  if (tensors && tensors->resolved) {  // PE_CPU's path: found by check_command
+    read_then_write(*tensors, t, init, single_op_where(cmd));
+    return;
+  }
+  if (const auto* c = std::get_if<CompositeCmd>(&cmd)) {
+    std::vector<TypedOp> scratch;
+    const std::vector<TypedOp>& ops = typed_ops(*c, scratch);
+    // The plan's order: prologue, tile, epilogue; program order within each.
+    for (OpScope scope : {OpScope::kPrologue, OpScope::kTile, OpScope::kEpilogue}) {
+      for (size_t i = 0; i < ops.size(); ++i) {
+        if (ops[i].scope != scope) continue;
+        CommandTensors a;
+        op_access(ops[i], &a);
+        read_then_write(a, t, init, Where(*c, i, false));
+      }
+    }
+    return;
+  }
+  CommandTensors a;
+  by_handle(cmd, &a);
+  read_then_write(a, t, init, single_op_where(cmd));
 }
 
 }  // namespace kb

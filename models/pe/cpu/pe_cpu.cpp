@@ -232,15 +232,16 @@ void PeCpu::dispatch(Command&& c) {
   }
   const uint64_t id = next_id_;
   try {
-    check_command(c, table_);
+    CommandTensors tensors;  // found once, for check_initialised too
+    check_command(c, table_, &tensors);
     check_peer(c, place_.pes());
     if (cfg_.data_mode) check_data_dtypes(c, table_);
     try {  // before check_initialised, which marks what the command writes
-      desc::encode_into(c, uint32_t(id & desc::kCompletionIdMask), encoded_);  // issue 13 item 2
+      desc::encode_into(c, uint32_t(id & desc::kCompletionIdMask), cost.logical_bytes, encoded_);  // issue 13 item 2
     } catch (const desc::EncodeError& e) {
       throw KernelError(std::string(command_type_name(c)) + ": no binary descriptor: " + e.what());
     }
-    check_initialised(c, table_, init_);
+    check_initialised(c, table_, init_, &tensors);
   } catch (const KernelError& e) {
     throw KernelError("kernel '" + res.kernel + "', command #" + std::to_string(id) + " " +
                       e.what());
