@@ -135,6 +135,7 @@ class OutputFile::Buf : public std::streambuf {
   static constexpr int kSlots = 4;                        // bounded memory: 4 MiB a file
   static constexpr size_t kSlotBytes = size_t(1) << 20;  // in the background
   static constexpr size_t kDirectBytes = size_t(1) << 16;  // by the owner
+  static constexpr char kWriterName[] = "kb-output";
 
   // Writes [p, p + len) to the file; 0 or the errno of the failure.
   int write_all(const char* p, size_t len) const {
@@ -305,6 +306,7 @@ bool OutputFile::Buf::ensure_writer() {
     return false;
   }
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  ::pthread_setname_np(writer_.native_handle(), kWriterName);  // as top -H and the tests show it
   running_ = true;
   writers_.push_back(this);
   return true;
