@@ -212,7 +212,12 @@ void OutputFile::Buf::fork_done() { writers_mu_.unlock(); }
 
 OutputFile::Buf::Buf(int fd, bool regular)
     : fd_(fd), regular_(regular), background_(regular), slot_bytes_(regular ? kSlotBytes : kDirectBytes) {
-  slots_[0] = std::make_unique<char[]>(slot_bytes_);
+  // Every slot now, so that no allocation can fail between a hand-off and
+  // the writer's start (untouched pages cost a small file nothing).
+  for (auto& slot : slots_) {
+    slot.reset(new char[slot_bytes_]);  // not zeroed: pages touched only when written
+    if (!regular) break;  // the owner's one buffer
+  }
   reset();
 }
 
@@ -254,7 +259,7 @@ bool OutputFile::Buf::hand_off() {
     std::unique_lock<std::mutex> lock(mu_);
     freed_.wait(lock, [this] { return count_ < kSlots; });
   }
-  cur_ = next;  // allocated by ensure_writer
+  cur_ = next;
   reset();
   return error() == 0;
 }
@@ -289,9 +294,6 @@ bool OutputFile::Buf::ensure_writer() {
   if (running_) return true;
   static const int registered = ::pthread_atfork(fork_prepare, fork_done, fork_done);
   if (registered != 0) return false;
-  for (auto& s : slots_) {
-    if (!s) s = std::make_unique<char[]>(slot_bytes_);
-  }
   // The writer takes no asynchronous signal (SIGINT, SIGTERM: the main
   // thread's handlers); those its own writes raise (SIGPIPE, SIGXFSZ) act
   // as they did on the owner's.

@@ -69,7 +69,8 @@ size_t threads_settled(size_t expected) {
 // repeated block changes them), starting at byte `from` of the sequence.
 std::string pattern(size_t from, size_t n) {
   std::string s(n, '\0');
-  for (size_t i = 0; i < n; ++i) s[i] = char(((from + i) * 2654435761u) >> 13);
+  // The top byte of a 64-bit product: no period a misplaced buffer could hide in.
+  for (size_t i = 0; i < n; ++i) s[i] = char((uint64_t(from + i) * 0x9E3779B97F4A7C15u) >> 56);
   return s;
 }
 
