@@ -10,6 +10,13 @@
 // stdout). A directory or any other kind of file is refused. Every write,
 // the flush and the close are checked: a failure (a full disk) is an
 // OutputError naming the path and the OS error.
+//
+// A regular file's bytes are written by a background thread while the
+// caller formats the next ones (issue 16 item 3): the same bytes, and a
+// failed write is seen at a later write, flush() or commit(). The thread
+// starts once more than a buffer (1 MiB) is written; commit(), the
+// destructor and every fork() (which first waits for its writes) join it.
+// flush() returns with every byte in the file.
 #pragma once
 
 #include <memory>

@@ -262,6 +262,24 @@ TEST(OutputsFailed, DevFullIsExit1WithPathAndOsError) {
   EXPECT_TRUE(is_char_device("/dev/full"));
 }
 
+// issue 16 item 3: a trace file written by OutputFile's background thread
+// that cannot be written to the end (past the file-size limit, EFBIG, as a
+// full disk gives ENOSPC) is still exit 1 with the path and the OS error,
+// and leaves nothing under either name. sh ignores SIGXFSZ (the write
+// fails instead of killing) and sets the limit (2 or 4 MiB, dash or bash
+// blocks) for kernbench; the trace is ~14 MB.
+TEST(OutputsFailed, ATraceFileCutShortIsExit1WithTheOsError) {
+  TempDir dir;
+  const std::string trace = dir.file("trace.json");
+  const CliResult r = kb::test::run_program(
+      "/bin/sh", {"-c", "trap '' XFSZ; ulimit -f 4096 && exec \"$0\" \"$@\"", KERNBENCH_BIN, "run", "gqa-decode",
+                  "--param", "context=8192", "--trace", trace});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("cannot write trace '" + trace + "': File too large"));
+  EXPECT_THAT(r.out, Not(HasSubstr("trace written")));
+  EXPECT_EQ(entries(dir.file("")), std::vector<std::string>{}) << "no temporary, no trace";
+}
+
 // A bad --json path fails before the simulation: no report, and the op log
 // of the same command line was never written (the run never started).
 TEST(OutputsFailed, BadJsonPathFailsBeforeTheRun) {
