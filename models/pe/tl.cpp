@@ -121,9 +121,7 @@ void Tl::math_with(MathOp op, const Tensor& out, std::initializer_list<Tensor> o
 
 OpSpec gemm_op(OpScope scope, const Tensor& out, const Tensor& a, const Tensor& b,
                DotOptions opt) {
-  OpSpec op;
-  op.kind = "gemm";
-  op.scope = scope;
+  OpSpec op{"gemm", scope};
   op.operands = {{"a", a.handle}, {"b", b.handle}};
   op.has_out = true;
   op.out = out.handle;
@@ -136,9 +134,7 @@ OpSpec gemm_op(OpScope scope, const Tensor& out, const Tensor& a, const Tensor& 
 OpSpec math_op(MathOp kind, OpScope scope, const Tensor& out,
                std::initializer_list<Tensor> operands, Extras extra) {
   static const char* const kSlots[] = {"src_a", "src_b"};
-  OpSpec op;
-  op.kind = to_string(kind);
-  op.scope = scope;
+  OpSpec op{to_string(kind), scope};  // the kind constructed, not assigned into an empty string
   size_t i = 0;
   op.operands.reserve(operands.size());  // one allocation, not one per operand
   for (const Tensor& t : operands) op.operands.push_back({kSlots[i++ % 2], t.handle});
