@@ -65,9 +65,13 @@ bool math_op_from_string(const std::string& name, MathOp* op) {
   // Composites name their ops as strings: this runs per op per command.
   const std::string_view n = name;
   for (const MathOpInfo& i : kMathOps) {
-    // The first letter first: most names differ there, and it is no call
-    // to compare (issue 16 item 1).
-    if (!n.empty() && n[0] == i.name[0] && n == i.name) {
+    // The length and first letter first: most names differ there
+    // (issue 16 item 1).
+    if (n.size() != i.name.size() || n.empty() || n[0] != i.name[0]) continue;
+    // Names are a few letters: compared here, no memcmp call.
+    size_t k = 1;
+    while (k < n.size() && n[k] == i.name[k]) ++k;
+    if (k == n.size()) {
       *op = i.op;
       return true;
     }

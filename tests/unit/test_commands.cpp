@@ -139,8 +139,10 @@ TEST(Commands, MathOpNamesRoundTrip) {
   }
   MathOp unused{};
   EXPECT_FALSE(math_op_from_string("softmax", &unused));
-  // Names that share a first letter, a prefix, or are empty.
-  for (const char* name : {"", "a", "ad", "add_", "addbcast", "row", "rowmaxx", "s", "sub_bcas"}) {
+  // Names that share a first letter, a prefix, the length and first letter
+  // of a name (differing later), or are empty.
+  for (const char* name : {"", "a", "ad", "add_", "addbcast", "row", "rowmaxx", "s", "sub_bcas", "exq", "mux",
+                           "rowmay", "div_bcasT", "addX"}) {
     EXPECT_FALSE(math_op_from_string(name, &unused)) << name;
   }
 }
