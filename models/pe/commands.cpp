@@ -114,7 +114,7 @@ namespace {
 
 const ExtraValue* first_extra(const Extras& extras, std::string_view name) {
   for (const Extra& e : extras)
-    if (e.name == name) return &e.value;
+    if (same_name(e.name, name)) return &e.value;
   return nullptr;
 }
 
@@ -127,7 +127,7 @@ std::string cut(std::string_view s) {
 
 double extra_number(const Extras& extras, std::string_view name) {
   for (const Extra& e : extras) {
-    if (e.name != name) continue;
+    if (!same_name(e.name, name)) continue;
     if (const auto* d = std::get_if<double>(&e.value)) return *d;
     if (const auto* i = std::get_if<int64_t>(&e.value)) return double(*i);
   }
