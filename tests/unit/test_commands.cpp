@@ -147,6 +147,18 @@ TEST(Commands, MathOpNamesRoundTrip) {
   }
 }
 
+// same_name is string equality: over names of equal and differing lengths,
+// shared prefixes and a difference in the last letter.
+TEST(Commands, SameNameIsStringEquality) {
+  const char* names[] = {"", "m", "n", "factor", "factoR", "facto", "value", "transpose_b", "transpose_a",
+                         "accumulate", "src_a"};
+  for (const char* a : names) {
+    for (const char* b : names) {
+      EXPECT_EQ(same_name(a, b), std::string_view(a) == std::string_view(b)) << a << " / " << b;
+    }
+  }
+}
+
 // MathCmd::operands (issue 16 item 1): inline up to two, every element kept
 // in order past that, copies and moves that keep or hand over the handles.
 TEST(HandleList, BehavesAsAVectorOfHandles) {
