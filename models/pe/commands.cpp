@@ -65,9 +65,13 @@ bool math_op_from_string(const std::string& name, MathOp* op) {
   // Composites name their ops as strings: this runs per op per command.
   const std::string_view n = name;
   for (const MathOpInfo& i : kMathOps) {
-    // The first letter first: most names differ there, and it is no call
-    // to compare (issue 16 item 1).
-    if (!n.empty() && n[0] == i.name[0] && n == i.name) {
+    // The length and first letter first: most names differ there
+    // (issue 16 item 1).
+    if (n.size() != i.name.size() || n.empty() || n[0] != i.name[0]) continue;
+    // Names are a few letters: compared here, no memcmp call.
+    size_t k = 1;
+    while (k < n.size() && n[k] == i.name[k]) ++k;
+    if (k == n.size()) {
       *op = i.op;
       return true;
     }
@@ -110,7 +114,7 @@ namespace {
 
 const ExtraValue* first_extra(const Extras& extras, std::string_view name) {
   for (const Extra& e : extras)
-    if (e.name == name) return &e.value;
+    if (same_name(e.name, name)) return &e.value;
   return nullptr;
 }
 
@@ -123,7 +127,7 @@ std::string cut(std::string_view s) {
 
 double extra_number(const Extras& extras, std::string_view name) {
   for (const Extra& e : extras) {
-    if (e.name != name) continue;
+    if (!same_name(e.name, name)) continue;
     if (const auto* d = std::get_if<double>(&e.value)) return *d;
     if (const auto* i = std::get_if<int64_t>(&e.value)) return double(*i);
   }

@@ -39,6 +39,15 @@ using ExtraValue =
     std::variant<bool, int64_t, double, std::vector<int64_t>, std::string>;
 uint32_t extra_bytes(const ExtraValue& v);
 
+// a == b for short names (extras, op kinds): the length, then the letters
+// inline, no memcmp call; looked up per op per command (issue 16 item 1).
+inline bool same_name(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i] != b[i]) return false;
+  return true;
+}
+
 struct Extra {
   std::string name;
   ExtraValue value;

@@ -79,7 +79,7 @@ void framing(Writer& w, Type t, uint32_t id) {
 // Names compare as string_views: the length first, no strlen per compare.
 const Extra* find_extra(const Extras& extras, std::string_view name) {
   for (const Extra& e : extras)
-    if (std::string_view(e.name) == name) return &e;
+    if (same_name(e.name, name)) return &e;
   return nullptr;
 }
 
@@ -126,7 +126,7 @@ void gemm_extras(Writer& w, const Extras& extras) {
   for (uint8_t id = 0; id < 2; ++id) {
     size_t seen = 0;
     for (const Extra& e : extras) {
-      if (std::string_view(e.name) != kGemmFlags[id]) continue;
+      if (!same_name(e.name, kGemmFlags[id])) continue;
       if (++seen > 1) throw EncodeError("gemm: extra '" + std::string(kGemmFlags[id]) + "' given twice");
       flags[nflags++] = uint8_t(id << 1 | (std::get<bool>(e.value) ? 1 : 0));
     }

@@ -44,21 +44,49 @@ Tensor Tl::view(const Tensor& t, int64_t row0, int64_t nrows, int64_t col0, int6
   }));
 }
 
+namespace {
+// The command to build in `cmd` (TlTarget::next_command()): the alternative
+// already there is reused, its fields all set by the caller (issue 16 item 1).
+template <class T>
+T& build(Command& cmd) {
+  if (T* c = std::get_if<T>(&cmd)) return *c;
+  return cmd.emplace<T>();
+}
+
+// A MathCmd's fields but its extras.
+MathCmd& build_math(Command& cmd, MathOp op, const Tensor& out, std::initializer_list<Tensor> operands) {
+  MathCmd& c = build<MathCmd>(cmd);
+  c.op = op;
+  c.operands.clear();
+  for (const Tensor& t : operands) c.operands.push_back(t.handle);  // inline: no allocation
+  c.out = out.handle;
+  return c;
+}
+}  // namespace
+
 void Tl::load(const Tensor& dst, const Tensor& src) {
-  cpu_.dispatch(DmaReadCmd{dst.handle, src.handle});
+  DmaReadCmd& c = build<DmaReadCmd>(cpu_.next_command());
+  c.dst = dst.handle;
+  c.src = src.handle;
+  cpu_.dispatch_next();
 }
 
 void Tl::store(const Tensor& dst, const Tensor& src) {
-  cpu_.dispatch(DmaWriteCmd{dst.handle, src.handle});
+  DmaWriteCmd& c = build<DmaWriteCmd>(cpu_.next_command());
+  c.dst = dst.handle;
+  c.src = src.handle;
+  cpu_.dispatch_next();
 }
 
 void Tl::copy(const Tensor& dst, const Tensor& src) {
-  cpu_.dispatch(CopyCmd{dst.handle, src.handle});
+  CopyCmd& c = build<CopyCmd>(cpu_.next_command());
+  c.dst = dst.handle;
+  c.src = src.handle;
+  cpu_.dispatch_next();
 }
 
 void Tl::dot(const Tensor& out, const Tensor& a, const Tensor& b, DotOptions opt) {
-  Command cmd(std::in_place_type<GemmCmd>);
-  GemmCmd& c = std::get<GemmCmd>(cmd);
+  GemmCmd& c = build<GemmCmd>(cpu_.next_command());
   c.a = a.handle;
   c.b = b.handle;
   c.out = out.handle;
@@ -67,26 +95,33 @@ void Tl::dot(const Tensor& out, const Tensor& a, const Tensor& b, DotOptions opt
   c.n = opt.transpose_b ? b.rows : b.cols;
   c.transpose_b = opt.transpose_b;
   c.accumulate = opt.accumulate;
-  cpu_.dispatch(std::move(cmd));
+  cpu_.dispatch_next();
 }
 
 void Tl::math(MathOp op, const Tensor& out, std::initializer_list<Tensor> operands,
               Extras extra) {
-  // Built in place in the Command: no MathCmd moved in and destroyed (issue 16 item 1).
-  Command cmd(std::in_place_type<MathCmd>);
-  MathCmd& c = std::get<MathCmd>(cmd);
-  c.op = op;
-  for (const Tensor& t : operands) c.operands.push_back(t.handle);  // inline: no allocation
-  c.out = out.handle;
-  c.extra = std::move(extra);
-  cpu_.dispatch(std::move(cmd));
+  MathCmd& c = build_math(cpu_.next_command(), op, out, operands);
+  if (extra.empty()) {
+    c.extra.clear();  // the slot keeps its capacity
+  } else {
+    c.extra = std::move(extra);
+  }
+  cpu_.dispatch_next();
+}
+
+void Tl::math_with(MathOp op, const Tensor& out, std::initializer_list<Tensor> operands,
+                   const char* name, double value) {
+  MathCmd& c = build_math(cpu_.next_command(), op, out, operands);
+  // One float extra, as {{name, value}} would be, in the slot's own storage.
+  c.extra.resize(1);
+  c.extra[0].name.assign(name);
+  c.extra[0].value = value;
+  cpu_.dispatch_next();
 }
 
 OpSpec gemm_op(OpScope scope, const Tensor& out, const Tensor& a, const Tensor& b,
                DotOptions opt) {
-  OpSpec op;
-  op.kind = "gemm";
-  op.scope = scope;
+  OpSpec op{"gemm", scope};
   op.operands = {{"a", a.handle}, {"b", b.handle}};
   op.has_out = true;
   op.out = out.handle;
@@ -99,9 +134,7 @@ OpSpec gemm_op(OpScope scope, const Tensor& out, const Tensor& a, const Tensor& 
 OpSpec math_op(MathOp kind, OpScope scope, const Tensor& out,
                std::initializer_list<Tensor> operands, Extras extra) {
   static const char* const kSlots[] = {"src_a", "src_b"};
-  OpSpec op;
-  op.kind = to_string(kind);
-  op.scope = scope;
+  OpSpec op{to_string(kind), scope};  // the kind constructed, not assigned into an empty string
   size_t i = 0;
   op.operands.reserve(operands.size());  // one allocation, not one per operand
   for (const Tensor& t : operands) op.operands.push_back({kSlots[i++ % 2], t.handle});

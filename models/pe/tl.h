@@ -89,9 +89,9 @@ class Tl {
   void div_bcast(const Tensor& out, const Tensor& a, const Tensor& b) { math(MathOp::kDivBcast, out, {a, b}); }
   void exp(const Tensor& out, const Tensor& a) { math(MathOp::kExp, out, {a}); }
   void scale(const Tensor& out, const Tensor& a, double factor) {
-    math(MathOp::kScale, out, {a}, {{"factor", factor}});
+    math_with(MathOp::kScale, out, {a}, "factor", factor);
   }
-  void fill(const Tensor& out, double value) { math(MathOp::kFill, out, {}, {{"value", value}}); }
+  void fill(const Tensor& out, double value) { math_with(MathOp::kFill, out, {}, "value", value); }
   void rowmax(const Tensor& out, const Tensor& a) { math(MathOp::kRowMax, out, {a}); }
   void rowsum(const Tensor& out, const Tensor& a) { math(MathOp::kRowSum, out, {a}); }
 
@@ -137,6 +137,10 @@ class Tl {
   TlTarget& cpu() { return cpu_; }
 
  private:
+  // math() with the one float extra {{name, value}}, no Extras built.
+  void math_with(MathOp op, const Tensor& out, std::initializer_list<Tensor> operands,
+                 const char* name, double value);
+
   TlTarget& cpu_;
   TensorTable& table_;
   const PeConfig& cfg_;

@@ -46,6 +46,13 @@ class TlTarget {
   // costs the command (ADR-0064), then queues it; the PE spends the cost in
   // simulated time and writes the descriptor.
   virtual void dispatch(Command&& c) = 0;
+  // The same, for a command built in place (issue 16 item 1: no Command
+  // moved per dispatch): next_command() is where to build it (PE_CPU's
+  // free run-ahead slot, holding whatever command was there before);
+  // dispatch_next() then dispatches it as dispatch() would. Nothing else of
+  // the target may be called in between.
+  virtual Command& next_command() = 0;
+  virtual void dispatch_next() = 0;
   // Waits until every queued command is written and every accepted one has
   // completed.
   virtual void drain() = 0;

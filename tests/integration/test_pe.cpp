@@ -462,6 +462,66 @@ TEST(KernelErrors, RejectionAfterRunAheadWritesEveryEarlierCommand) {
   EXPECT_EQ(r.launches[0].commands, uint64_t(kGood));
 }
 
+// Issue 16 item 1: tl builds each command in PE_CPU's free run-ahead slot
+// (or, the ring full, a staged command moved in later), reusing whatever
+// command the slot held. The same commands built as Command values and
+// moved through dispatch() must give the same op log and, in data mode, the
+// same values: no field of an earlier command (an extra of scale, an
+// operand count) may survive in a reused slot. 7 commands a round against
+// 64 slots: each slot sees every type, and the ring fills.
+TEST(RunAhead, CommandsBuiltInTheSlotMatchMovedCommands) {
+  constexpr int kRounds = 40;
+  std::vector<float> values[2];
+  const auto make = [&](bool in_place) {
+    return [&values, in_place](Tl& tl) {
+      const Tensor src = tl.hbm("src", 16, 16, Dtype::kFp32);
+      const Tensor x = tl.tcm("x", 16, 16, Dtype::kFp32);
+      const Tensor y = tl.tcm("y", 16, 16, Dtype::kFp32);
+      const Tensor m = tl.tcm("m", 16, 1, Dtype::kFp32);
+      test::init(tl, {src});
+      for (int i = 0; i < kRounds; ++i) {
+        const double factor = 0.5 + 0.01 * i;
+        if (in_place) {
+          tl.load(x, src);
+          tl.scale(y, x, factor);
+          tl.exp(y, y);
+          tl.rowmax(m, y);
+          tl.fill(x, 0.25 * i);
+          tl.add(y, y, x);
+          tl.dot(y, x, y, {/*transpose_b=*/false, /*accumulate=*/true});
+        } else {
+          MathCmd scale{MathOp::kScale, {x.handle}, y.handle, {{"factor", factor}}};
+          MathCmd fill{MathOp::kFill, {}, x.handle, {{"value", 0.25 * i}}};
+          GemmCmd dot{x.handle, y.handle, y.handle, 16, 16, 16, false, true};
+          tl.emit(DmaReadCmd{x.handle, src.handle});
+          tl.emit(scale);
+          tl.emit(MathCmd{MathOp::kExp, {y.handle}, y.handle, {}});
+          tl.emit(MathCmd{MathOp::kRowMax, {y.handle}, m.handle, {}});
+          tl.emit(fill);
+          tl.emit(MathCmd{MathOp::kAdd, {y.handle, x.handle}, y.handle, {}});
+          tl.emit(dot);
+        }
+      }
+      values[in_place ? 1 : 0] = tl.host_read(y);
+    };
+  };
+  PeConfig cfg;
+  cfg.data_mode = true;
+  const RunResult moved = run_kernel(make(false), cfg);
+  const RunResult built = run_kernel(make(true), cfg);
+  ASSERT_TRUE(moved.ok && built.ok) << moved.error << built.error;
+  ASSERT_EQ(moved.launches.at(0).commands, uint64_t(7 * kRounds));
+  ASSERT_EQ(built.records.size(), moved.records.size());
+  for (size_t i = 0; i < built.records.size(); ++i) {
+    const OpRecord& a = built.records[i];
+    const OpRecord& b = moved.records[i];
+    EXPECT_EQ(op_log_csv_row(a), op_log_csv_row(b)) << "record " << i;
+  }
+  ASSERT_EQ(values[1].size(), values[0].size());
+  EXPECT_EQ(values[1], values[0]);
+  EXPECT_EQ(built.launches[0].logical_bytes, moved.launches[0].logical_bytes);
+}
+
 // Without an op log the model keeps totals only (no record is built); the
 // totals must be those the records would give.
 TEST(OpLogTotals, SameWithAndWithoutRecords) {

@@ -139,9 +139,23 @@ TEST(Commands, MathOpNamesRoundTrip) {
   }
   MathOp unused{};
   EXPECT_FALSE(math_op_from_string("softmax", &unused));
-  // Names that share a first letter, a prefix, or are empty.
-  for (const char* name : {"", "a", "ad", "add_", "addbcast", "row", "rowmaxx", "s", "sub_bcas"}) {
+  // Names that share a first letter, a prefix, the length and first letter
+  // of a name (differing later), or are empty.
+  for (const char* name : {"", "a", "ad", "add_", "addbcast", "row", "rowmaxx", "s", "sub_bcas", "exq", "mux",
+                           "rowmay", "div_bcasT", "addX"}) {
     EXPECT_FALSE(math_op_from_string(name, &unused)) << name;
+  }
+}
+
+// same_name is string equality: over names of equal and differing lengths,
+// shared prefixes and a difference in the last letter.
+TEST(Commands, SameNameIsStringEquality) {
+  const char* names[] = {"", "m", "n", "factor", "factoR", "facto", "value", "transpose_b", "transpose_a",
+                         "accumulate", "src_a"};
+  for (const char* a : names) {
+    for (const char* b : names) {
+      EXPECT_EQ(same_name(a, b), std::string_view(a) == std::string_view(b)) << a << " / " << b;
+    }
   }
 }
 

@@ -208,7 +208,7 @@ void PeCpu::fault(uint64_t id, const char* cmd_type, const std::string& what) {
   // written is named by its ID (replay maps either to its line).
   uint64_t ticket = 0;
   for (size_t i = 0; i < queued_; ++i) {
-    const Queued& q = ahead_[(head_ + i) % ahead_.size()];
+    const Queued& q = ahead_[slot(i)];
     if (q.id == id) ticket = q.ticket;
   }
   const std::string kernel = current_ ? current_->kernel : "";
@@ -217,13 +217,15 @@ void PeCpu::fault(uint64_t id, const char* cmd_type, const std::string& what) {
                      id, ticket));
 }
 
-void PeCpu::dispatch(Command&& c) {
+void PeCpu::dispatch(Command&& c) { dispatch_ref(c); }
+
+void PeCpu::dispatch_ref(Command& c) {
   LaunchResult& res = *current_;
   const DispatchCost cost = dispatch_cost(c, cfg_.cost_model);
   if (std::holds_alternative<CpuOverheadCmd>(c)) {  // ADR-0064 D5: bypass
     check_time(c, cost.charged_cycles, 0);
     if (observer_) observer_->on_command(c);
-    enqueue(std::move(c), 0, next_ticket_++, cost);
+    enqueue(c, 0, next_ticket_++, cost);
     return;
   }
   // Rejections happen before any time is charged or anything is queued.
@@ -255,16 +257,18 @@ void PeCpu::dispatch(Command&& c) {
   res.logical_bytes += cost.logical_bytes;
   ++res.commands;
   ++res.commands_by_type[c.index()];
-  enqueue(std::move(c), id, next_ticket_++, cost);
+  enqueue(c, id, next_ticket_++, cost);
 }
 
-void PeCpu::enqueue(Command&& c, uint64_t id, uint64_t ticket, const DispatchCost& cost) {
-  while (queued_ == ahead_.size()) {
+void PeCpu::enqueue(Command& c, uint64_t id, uint64_t ticket, const DispatchCost& cost) {
+  // Built in the free slot (next_command()): already in place, no move.
+  const bool in_place = queued_ < kRunAhead && &c == &ahead_[slot(queued_)].cmd;
+  while (queued_ == kRunAhead) {
     kernel_blocked_ = true;
     sc_core::wait(room_);
   }
-  Queued& q = ahead_[(head_ + queued_) % ahead_.size()];
-  q.cmd = std::move(c);
+  Queued& q = ahead_[slot(queued_)];
+  if (!in_place) q.cmd = std::move(c);
   q.id = id;
   q.ticket = ticket;
   q.cost = cost;
@@ -370,9 +374,9 @@ void PeCpu::accepted() {
     }
     ++descriptors_written_;
   }
-  head_ = (head_ + 1) % ahead_.size();
+  head_ = slot(1);
   --queued_;
-  if (kernel_blocked_ && queued_ <= ahead_.size() / 2) {
+  if (kernel_blocked_ && queued_ <= kRunAhead / 2) {
     kernel_blocked_ = false;
     room_.notify();
   }

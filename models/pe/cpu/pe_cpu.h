@@ -127,6 +127,12 @@ class PeCpu : public sc_core::sc_module, public TlTarget {
   // which spends the cost in simulated time and writes the descriptor.
   void dispatch(Command&& c) override;
   void dispatch(const Command& c) { dispatch(Command(c)); }
+  // Built in place (tl_target.h): the free ring slot, else (a full ring)
+  // staged_, moved in once there is room.
+  Command& next_command() override {
+    return queued_ < kRunAhead ? ahead_[slot(queued_)].cmd : staged_;
+  }
+  void dispatch_next() override { dispatch_ref(next_command()); }
   // Waits until every queued command is written and every accepted one has
   // completed.
   void drain() override;
@@ -191,7 +197,12 @@ class PeCpu : public sc_core::sc_module, public TlTarget {
   }
   void check_time_exact(const Command& c, uint64_t charged_cycles, uint64_t id) const;
   // The dispatch pipeline (methods; see the header comment).
-  void enqueue(Command&& c, uint64_t id, uint64_t ticket, const DispatchCost& cost);
+  // dispatch() of `c`, which enqueue() moves into the ring unless it is the
+  // free slot already.
+  void dispatch_ref(Command& c);
+  void enqueue(Command& c, uint64_t id, uint64_t ticket, const DispatchCost& cost);
+  static size_t slot(size_t i, size_t head) { return (head + i) & (kRunAhead - 1); }
+  size_t slot(size_t i) const { return slot(i, head_); }
   void start_next();   // the head command starts dispatching, or the pipeline idles
   void dispatched();   // SC_METHOD on dispatch_done_: write the descriptor
   void write_head();
@@ -253,7 +264,9 @@ class PeCpu : public sc_core::sc_module, public TlTarget {
     std::vector<uint8_t> bytes;  // the descriptor (id != 0)
   };
   static constexpr size_t kRunAhead = 64;
+  static_assert((kRunAhead & (kRunAhead - 1)) == 0, "slot() wraps by mask");
   std::vector<Queued> ahead_{kRunAhead};
+  Command staged_;  // next_command() while the ring is full
   size_t head_ = 0, queued_ = 0;
   bool pipeline_busy_ = false;     // the head command is dispatching or stalled
   bool kernel_blocked_ = false;    // the kernel thread waits for room in ahead_
