@@ -210,6 +210,7 @@ class PeScheduler : public sc_core::sc_module {
   void complete_stage(InFlight& f, uint32_t slot);
   void complete_command(InFlight& f);
   void step();           // SC_METHOD on step_event_: one instant, in canonical order
+  void end_of_elaboration() override;  // caches each engine socket's bound interface
   void request_step();   // a step one delta later, unless the step under way has yet to issue
   void issue(Engine e);  // the step's issue phase
   void issue_next(Engine e);
@@ -247,6 +248,9 @@ class PeScheduler : public sc_core::sc_module {
     StageWord word;                 // the payload's data
   };
   Issued issued_[kNumEngines];
+  // Each engine socket's bound interface, cached once bound: the issue path
+  // skips sc_vector's and sc_port's indirections (issue 16 item 2).
+  tlm::tlm_fw_transport_if<>* engine_fw_[kNumEngines] = {};
   // When each busy engine's stage ends, once the engine has answered; bit
   // e of timed_: engine e has answered and its done_at_ holds.
   sc_core::sc_time done_at_[kNumEngines];
