@@ -82,10 +82,12 @@ std::string op_log_csv_row(const OpRecord& r) {
 
 void OpLog::configure(bool keep, const std::string& csv_path) {
   keep_ = keep;
+  update_wants();
   if (!csv_path.empty()) {
     csv_ = std::make_unique<OutputFile>(csv_path, "op log");
     csv_->stream() << op_log_csv_header() << '\n';
   }
+  update_wants();
 }
 
 OpLog::~OpLog() = default;
@@ -124,7 +126,7 @@ void OpLog::trace_command_done(uint64_t id) { trace_->command_done(id); }
 
 void OpLog::begin_launch() {
   flush();
-  for (uint64_t& b : launch_busy_ps_) b = 0;
+  for (Totals& t : totals_) t.launch_busy_ps = 0;
 }
 
 void OpLog::close() {
@@ -132,6 +134,7 @@ void OpLog::close() {
   if (!csv_) return;
   csv_->commit();
   csv_.reset();
+  update_wants();
 }
 
 }  // namespace kb

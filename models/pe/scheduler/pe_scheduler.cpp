@@ -47,6 +47,11 @@ PeScheduler::PeScheduler(sc_core::sc_module_name name, const PeConfig& cfg,
   }
 }
 
+void PeScheduler::end_of_elaboration() {
+  // Bindings are complete before end_of_elaboration (IEEE 1666 4.4.3).
+  for (int e = 0; e < kNumEngines; ++e) engine_fw_[e] = engine[size_t(e)].operator->();
+}
+
 namespace {
 // desc::Type is the Command alternative's position + 1 (descriptor.h).
 static_assert(std::is_same_v<std::variant_alternative_t<size_t(desc::Type::kDmaRead) - 1, Command>, DmaReadCmd>);
@@ -417,7 +422,7 @@ void PeScheduler::issue_next(Engine e) {
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
   tlm::tlm_phase phase = tlm::BEGIN_REQ;
   is.payload.acquire();
-  const tlm::tlm_sync_enum r = engine[size_t(e)]->nb_transport_fw(is.payload, phase, delay);
+  const tlm::tlm_sync_enum r = engine_fw_[int(e)]->nb_transport_fw(is.payload, phase, delay);
   if (r == tlm::TLM_COMPLETED) stage_answered(e, delay);
   // Else TLM_ACCEPTED: the engine answers with BEGIN_RESP (nb_transport_bw).
 }
