@@ -59,17 +59,18 @@ uint64_t Hbm::enabled_bytes(const tlm::tlm_generic_payload& p) {
   // counted once, then recognised by its bytes.
   const size_t period = p.get_byte_enable_length();
   const size_t tail = size_t(n % period);
-  if (pattern_.size() != period || tail != pattern_tail_ || std::memcmp(pattern_.data(), be, period) != 0) {
-    pattern_.assign(be, be + period);
-    pattern_tail_ = tail;
-    pattern_enabled_ = pattern_enabled_tail_ = 0;
-    for (size_t i = 0; i < period; ++i) {
-      if (be[i] != TLM_BYTE_ENABLED) continue;
-      ++pattern_enabled_;
-      if (i < tail) ++pattern_enabled_tail_;
+  for (const EnablePattern& e : patterns_) {
+    if (e.bytes.size() == period && e.tail == tail && std::memcmp(e.bytes.data(), be, period) == 0) {
+      return n / period * e.enabled + e.enabled_tail;
     }
   }
-  return n / period * pattern_enabled_ + pattern_enabled_tail_;
+  EnablePattern& e = patterns_[next_pattern_];
+  next_pattern_ = (next_pattern_ + 1) % kPatterns;
+  e.bytes.assign(be, be + period);
+  e.tail = tail;
+  e.enabled = count_enabled(be, period);
+  e.enabled_tail = count_enabled(be, tail);
+  return n / period * e.enabled + e.enabled_tail;
 }
 
 void Hbm::access(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {

@@ -77,10 +77,17 @@ class Hbm : public sc_core::sc_module {
   // The train in the pipe: when it began, when its transfer ends, its bytes.
   uint64_t train_start_ps_ = 0, train_end_ps_ = 0, train_bytes_ = 0;
   uint64_t transactions_ = 0;
-  // The last byte-enable pattern seen and its enabled bytes.
-  std::vector<unsigned char> pattern_;
-  size_t pattern_tail_ = 0;
-  uint64_t pattern_enabled_ = 0, pattern_enabled_tail_ = 0;
+  // The last byte-enable patterns seen and their enabled bytes: a PE_DMA
+  // stream's bursts repeat one pattern, and a composite's streams (A and B
+  // tiles) take turns, so a few are kept (issue 16).
+  struct EnablePattern {
+    std::vector<unsigned char> bytes;
+    size_t tail = 0;
+    uint64_t enabled = 0, enabled_tail = 0;
+  };
+  static constexpr int kPatterns = 4;
+  EnablePattern patterns_[kPatterns];
+  int next_pattern_ = 0;  // the entry replaced next (round robin)
 };
 
 }  // namespace kb

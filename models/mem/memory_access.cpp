@@ -1,5 +1,6 @@
 #include "models/mem/memory_access.h"
 
+#include <cstring>
 
 namespace kb {
 
@@ -74,13 +75,28 @@ uint64_t enabled_bytes(const tlm::tlm_generic_payload& p) {
   const uint64_t period = p.get_byte_enable_length();
   if (!be || period == 0) return n;
   const uint64_t tail = n % period;
-  uint64_t per = 0, in_tail = 0;
-  for (uint64_t i = 0; i < period; ++i) {
-    if (be[i] != TLM_BYTE_ENABLED) continue;
-    ++per;
-    if (i < tail) ++in_tail;
+  return n / period * count_enabled(be, period) + count_enabled(be, tail);
+}
+
+uint64_t count_enabled(const unsigned char* be, size_t n) {
+  constexpr uint64_t kLow7 = 0x7f7f7f7f7f7f7f7full;
+  uint64_t count = 0;
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, be + i, 8);
+    if (w == ~uint64_t(0)) {
+      count += 8;
+      continue;
+    }
+    // x has a zero byte where be has 0xff; y has 0x80 in exactly those
+    // bytes (no carry crosses a byte: (b & 0x7f) + 0x7f <= 0xfe).
+    const uint64_t x = ~w;
+    const uint64_t y = ~(((x & kLow7) + kLow7) | x | kLow7);
+    count += uint64_t(__builtin_popcountll(y));
   }
-  return n / period * per + in_tail;
+  for (; i < n; ++i) count += be[i] == TLM_BYTE_ENABLED;
+  return count;
 }
 
 }  // namespace kb

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -333,6 +334,70 @@ TEST(HbmTarget, AddressErrorsAndTheUncontendedFormula) {
   EXPECT_EQ(j["wraps"].get<int>(), int(tlm::TLM_ADDRESS_ERROR_RESPONSE));
   EXPECT_EQ(j["dbg_below"].get<unsigned>(), 0u);
   EXPECT_EQ(j["address_errors"].get<uint64_t>(), 2u);  // no region holds either: below HBM, past 2^64
+}
+
+// count_enabled against a byte loop: any byte but 0xff disables its lane,
+// at every length and alignment (issue 16: counted eight at a time).
+TEST(ByteEnables, CountEnabledIsTheByteLoop) {
+  std::mt19937_64 rng(7);
+  const unsigned char values[] = {0xff, 0x00, 0xfe, 0x7f, 0x80, 0x01};
+  std::vector<unsigned char> be(300);
+  for (int round = 0; round < 4000; ++round) {
+    const int kinds = 1 + int(rng() % 6);  // runs of 0xff and 0x00 only, or any of them
+    for (auto& b : be) b = values[rng() % uint64_t(kinds)];
+    const size_t from = rng() % 8, n = rng() % (be.size() - from);
+    uint64_t loop = 0;
+    for (size_t i = 0; i < n; ++i) loop += be[from + i] == TLM_BYTE_ENABLED;
+    ASSERT_EQ(count_enabled(be.data() + from, n), loop) << "round " << round << ", n " << n;
+  }
+}
+
+// The HBM's time for masked bursts whose pattern changes in place (one
+// buffer, as PE_DMA's), cycling through more patterns than it keeps: each
+// burst takes the uncontended formula for the bytes its enables let
+// through, counted here byte by byte.
+TEST(HbmTarget, MaskedBurstsTakeTheTimeOfTheirEnabledBytes) {
+  const nlohmann::json j = run_function_isolated([] {
+    const PeConfig cfg;
+    Hbm hbm("hbm", hbm_timing(cfg), MemoryRange{kHbmBase, 0}, false);
+    nlohmann::json r = nlohmann::json::array();
+    Poker poker("poker", [&](Poker& p) {
+      std::mt19937_64 rng(11);
+      std::vector<unsigned char> data(4096), be(512);
+      for (int i = 0; i < 200; ++i) {
+        const size_t period = 64 + 64 * size_t(i % 7);  // seven patterns in turn
+        const size_t run = 1 + size_t(i % 5) * 9;
+        std::fill(be.begin(), be.end(), TLM_BYTE_DISABLED);
+        std::fill(be.begin(), be.begin() + long(run), TLM_BYTE_ENABLED);
+        const unsigned n = unsigned(period * (1 + rng() % 5) + rng() % period);
+        uint64_t enabled = 0;
+        for (unsigned k = 0; k < n; ++k) enabled += be[k % period] == TLM_BYTE_ENABLED;
+        tlm::tlm_generic_payload t;
+        t.set_command(tlm::TLM_READ_COMMAND);
+        t.set_address(kHbmBase);
+        t.set_data_ptr(data.data());
+        t.set_data_length(n);
+        t.set_streaming_width(n);
+        t.set_byte_enable_ptr(be.data());
+        t.set_byte_enable_length(unsigned(period));
+        sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+        p.out->b_transport(t, delay);
+        r.push_back({{"enabled", enabled}, {"took_ps", delay.value()}, {"ok", t.is_response_ok()}});
+        sc_core::wait(delay);  // the pipe is idle again: every burst uncontended
+      }
+    });
+    poker.out.bind(hbm.in);
+    sc_core::sc_start();
+    return nlohmann::json{{"bursts", r}};
+  });
+  ASSERT_FALSE(j.contains("error")) << j.dump();
+  const PeConfig cfg;
+  ASSERT_EQ(j["bursts"].size(), 200u);
+  for (const auto& b : j["bursts"]) {
+    ASSERT_TRUE(b["ok"].get<bool>());
+    EXPECT_EQ(b["took_ps"].get<uint64_t>(), hbm_access_cycles(cfg, b["enabled"].get<uint64_t>()) * 1000)
+        << b.dump();
+  }
 }
 
 // --- A memory a VP brings: b_transport only (the socket converts the PE's

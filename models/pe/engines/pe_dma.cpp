@@ -106,6 +106,19 @@ void PeDma::end_transfer() {
   }
 }
 
+std::vector<uint8_t>& PeDma::enable_pattern(uint64_t pitch, uint64_t run) {
+  for (EnablePattern& e : enables_) {
+    if (e.pitch == pitch && e.run == run && !e.bytes.empty()) return e.bytes;
+  }
+  EnablePattern& e = enables_[next_enables_];
+  next_enables_ = (next_enables_ + 1) % kEnablePatterns;
+  e.pitch = pitch;
+  e.run = run;
+  e.bytes.assign(pitch, TLM_BYTE_DISABLED);
+  std::fill(e.bytes.begin(), e.bytes.begin() + long(run), TLM_BYTE_ENABLED);
+  return e.bytes;
+}
+
 // A side's runs become bursts of at most kMaxBurstBytes:
 // - a gap-free pattern: one run, cut into bursts;
 // - a strided one whose pitch fits a burst: as many runs as fit in one
@@ -132,11 +145,7 @@ bool PeDma::next_burst() {
       const uint64_t fit = (kMaxBurstBytes - p.run_bytes) / p.pitch + 1;
       burst_runs_ = std::min(fit, p.runs - cursor_.run);
       const uint64_t span = (burst_runs_ - 1) * p.pitch + p.run_bytes;
-      if (enables_.size() != p.pitch || enabled_run_ != p.run_bytes) {
-        enables_.assign(p.pitch, TLM_BYTE_DISABLED);
-        std::fill(enables_.begin(), enables_.begin() + long(p.run_bytes), TLM_BYTE_ENABLED);
-        enabled_run_ = p.run_bytes;
-      }
+      std::vector<uint8_t>& enables = enable_pattern(p.pitch, p.run_bytes);
       if (span_.size() < span) span_.resize(span);
       if (data_ && !read) {  // the runs into their places in the span
         for (uint64_t i = 0; i < burst_runs_; ++i)
@@ -147,7 +156,7 @@ bool PeDma::next_burst() {
       b.set_data_ptr(span_.data());
       b.set_data_length(unsigned(span));
       b.set_streaming_width(unsigned(span));
-      b.set_byte_enable_ptr(enables_.data());
+      b.set_byte_enable_ptr(enables.data());
       b.set_byte_enable_length(unsigned(p.pitch));
       cursor_.run += burst_runs_;
       cursor_.buf += burst_runs_ * p.run_bytes;

@@ -77,8 +77,17 @@ class PeDma : public StageEngine {
   ModulePayload burst_;  // one burst at a time in flight
   std::vector<uint8_t> buffer_;  // data mode: the transfer's bytes, packed
   std::vector<uint8_t> span_;    // a masked burst's span (timing mode: any burst's)
-  std::vector<uint8_t> enables_;  // the byte-enable pattern, one pitch long
-  uint64_t enabled_run_ = 0;
+  // Byte-enable patterns, one pitch long, by (pitch, run): a composite's
+  // streams take turns (A and B tiles), so a few are kept rather than
+  // rebuilt at every change (issue 16).
+  struct EnablePattern {
+    uint64_t pitch = 0, run = 0;
+    std::vector<uint8_t> bytes;
+  };
+  static constexpr int kEnablePatterns = 4;
+  EnablePattern enables_[kEnablePatterns];
+  int next_enables_ = 0;  // the entry replaced next (round robin)
+  std::vector<uint8_t>& enable_pattern(uint64_t pitch, uint64_t run);
   // The burst in flight: its runs (0: a plain burst), their geometry and
   // where they go in buffer_.
   uint64_t burst_runs_ = 0, burst_pitch_ = 0, burst_run_bytes_ = 0, burst_buf_ = 0;
