@@ -288,6 +288,9 @@ OpSpec read_op(Reader& r) {
   return op;
 }
 
+void encode_command(const Command& c, uint32_t completion_id, uint32_t bytes, std::vector<uint8_t>& out,
+                    bool decoded);
+
 }  // namespace
 
 std::vector<uint8_t> encode(const Command& c, uint32_t completion_id) {
@@ -297,10 +300,17 @@ std::vector<uint8_t> encode(const Command& c, uint32_t completion_id) {
 }
 
 void encode_into(const Command& c, uint32_t completion_id, std::vector<uint8_t>& out) {
-  encode_into(c, completion_id, logical_bytes(c), out);
+  encode_command(c, completion_id, logical_bytes(c), out, false);
 }
 
-void encode_into(const Command& c, uint32_t completion_id, uint32_t bytes, std::vector<uint8_t>& out) {
+void encode_dispatched(const Command& c, uint32_t completion_id, uint32_t bytes, std::vector<uint8_t>& out) {
+  encode_command(c, completion_id, bytes, out, true);
+}
+
+namespace {
+// `decoded`: a composite's c.typed is current (encode_dispatched).
+void encode_command(const Command& c, uint32_t completion_id, uint32_t bytes, std::vector<uint8_t>& out,
+                    bool decoded) {
   Writer w(out, bytes);
   std::visit(overloaded{
                  [&](const DmaReadCmd& d) { framing(w, Type::kDmaRead, completion_id), w.u64(d.dst), w.u64(d.src); },
@@ -323,8 +333,8 @@ void encode_into(const Command& c, uint32_t completion_id, uint32_t bytes, std::
                  [&](const CompositeCmd& c2) {
                    framing(w, Type::kComposite, completion_id);
                    w.count(c2.ops.size(), "ops");
-                   // Decoded at dispatch when c2.typed holds one op per op (as typed_ops() takes it).
-                   const bool typed = c2.typed.size() == c2.ops.size();
+                   // Decoded by check_command just before (encode_dispatched).
+                   const bool typed = decoded && c2.typed.size() == c2.ops.size();
                    for (size_t i = 0; i < c2.ops.size(); ++i) op_spec(w, c2.ops[i], typed ? &c2.typed[i] : nullptr);
                    w.count(c2.rw_handles.size(), "rw_handles");
                    for (Handle h : c2.rw_handles) w.u64(h);
@@ -338,6 +348,7 @@ void encode_into(const Command& c, uint32_t completion_id, uint32_t bytes, std::
                       std::to_string(bytes) + " logical bytes");
   }
 }
+}  // namespace
 
 Decoded decode(const uint8_t* data, size_t size) {
   Reader r(data, size);

@@ -88,16 +88,17 @@ struct DecodeError : std::runtime_error {
 
 constexpr uint32_t kCompletionIdMask = 0xFFFFFF;  // 24 bits of framing
 
-// The descriptor's bytes: exactly logical_bytes(c). A composite whose
-// c.typed holds one op per op (check_command decoded it) is encoded from
-// those for its op kinds and GEMM operands, as typed_ops() takes them.
+// The descriptor's bytes: exactly logical_bytes(c), from the command's own
+// fields (a composite's op kinds and operands from its text).
 std::vector<uint8_t> encode(const Command& c, uint32_t completion_id);
 // The same into `out` (resized to logical_bytes(c) first): a reused buffer
 // keeps its capacity, so a warm writer allocates nothing per command.
 void encode_into(const Command& c, uint32_t completion_id, std::vector<uint8_t>& out);
-// The same for a caller that has logical_bytes(c) already (PE_CPU costed the
-// command): not counted again. A wrong `bytes` is an EncodeError.
-void encode_into(const Command& c, uint32_t completion_id, uint32_t bytes, std::vector<uint8_t>& out);
+// PE_CPU's dispatch (issue 16 item 1): `c` has just passed check_command, so
+// a composite's c.typed is its ops decoded now and gives the op kinds and
+// GEMM operands without comparing strings; `bytes` is logical_bytes(c) as
+// PE_CPU costed it, not counted again (a wrong one is an EncodeError).
+void encode_dispatched(const Command& c, uint32_t completion_id, uint32_t bytes, std::vector<uint8_t>& out);
 
 struct Decoded {
   Command cmd;

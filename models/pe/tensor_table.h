@@ -39,6 +39,8 @@ struct KernelError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// TensorTable::view() writes a reused ring slot field by field: a new field
+// must be set there too.
 struct TensorDesc {
   Handle handle = 0;
   std::string name;

@@ -185,13 +185,21 @@ class OutputFile::Buf : public std::streambuf {
   // far and the last slot's length, for write_back.
   off_t written_ = 0;
   size_t prev_len_ = 0;
-  // Under writers_mu_.
+  // Under writers_mu().
   std::thread writer_;
   bool running_ = false;
 
   // The Bufs whose writer thread runs, for fork_prepare.
-  static std::mutex writers_mu_;
-  static std::vector<Buf*> writers_;
+  // Made on first use and never destroyed: a Buf destroyed during static
+  // destruction (a VP's global) still finds them.
+  static std::mutex& writers_mu() {
+    static std::mutex* m = new std::mutex;
+    return *m;
+  }
+  static std::vector<Buf*>& writers() {
+    static std::vector<Buf*>* w = new std::vector<Buf*>;
+    return *w;
+  }
   static void fork_prepare();
   static void fork_done();
 };
@@ -199,16 +207,14 @@ class OutputFile::Buf : public std::streambuf {
 // A fork waits for each writer thread to finish its writes and joins it: a
 // thread is never alive across fork() (tb/runner.cpp forks the
 // simulations), and none holds a lock that the child would inherit locked.
-std::mutex OutputFile::Buf::writers_mu_;
-std::vector<OutputFile::Buf*> OutputFile::Buf::writers_;
 
 void OutputFile::Buf::fork_prepare() {
-  writers_mu_.lock();  // held until the fork is done: no writer starts
-  for (Buf* b : writers_) b->join_locked(false);
-  writers_.clear();
+  writers_mu().lock();  // held until the fork is done: no writer starts
+  for (Buf* b : writers()) b->join_locked(false);
+  writers().clear();
 }
 
-void OutputFile::Buf::fork_done() { writers_mu_.unlock(); }
+void OutputFile::Buf::fork_done() { writers_mu().unlock(); }
 
 OutputFile::Buf::Buf(int fd, bool regular)
     : fd_(fd), regular_(regular), background_(regular), slot_bytes_(regular ? kSlotBytes : kDirectBytes) {
@@ -268,7 +274,7 @@ bool OutputFile::Buf::drain() {
   if (!background_) return hand_off();
   bool running;
   {
-    std::lock_guard<std::mutex> lock(writers_mu_);
+    std::lock_guard<std::mutex> lock(writers_mu());
     running = running_;
   }
   if (!running) {
@@ -290,10 +296,13 @@ bool OutputFile::Buf::drain() {
 }
 
 bool OutputFile::Buf::ensure_writer() {
-  std::lock_guard<std::mutex> lock(writers_mu_);
-  if (running_) return true;
+  // Registered before writers_mu() is taken: glibc holds its fork lock while
+  // it runs fork_prepare, which takes writers_mu() (one order only).
   static const int registered = ::pthread_atfork(fork_prepare, fork_done, fork_done);
   if (registered != 0) return false;
+  std::lock_guard<std::mutex> lock(writers_mu());
+  if (running_) return true;
+  writers().reserve(writers().size() + 1);  // may throw before a thread exists
   // The writer takes no asynchronous signal (SIGINT, SIGTERM: the main
   // thread's handlers); those its own writes raise (SIGPIPE, SIGXFSZ) act
   // as they did on the owner's.
@@ -310,15 +319,16 @@ bool OutputFile::Buf::ensure_writer() {
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
   ::pthread_setname_np(writer_.native_handle(), kWriterName);  // as top -H and the tests show it
   running_ = true;
-  writers_.push_back(this);
+  writers().push_back(this);
   return true;
 }
 
 void OutputFile::Buf::stop_writer(bool discard) {
-  std::lock_guard<std::mutex> lock(writers_mu_);
+  std::lock_guard<std::mutex> lock(writers_mu());
   if (!running_) return;
   join_locked(discard);
-  writers_.erase(std::find(writers_.begin(), writers_.end(), this));
+  const auto it = std::find(writers().begin(), writers().end(), this);
+  if (it != writers().end()) writers().erase(it);
 }
 
 void OutputFile::Buf::join_locked(bool discard) {

@@ -110,10 +110,22 @@ TEST(Descriptor, DecodedCompositeEncodesAsItsText) {
   size_t bad = 0;
   std::string why;
   ASSERT_TRUE(decode_ops(c, &c.typed, &bad, &why)) << why;
-  EXPECT_EQ(bytes_of(c), text);
+  const auto dispatched = [](const CompositeCmd& cc) {
+    std::vector<uint8_t> out;
+    desc::encode_dispatched(cc, 7, logical_bytes(cc), out);
+    return out;
+  };
+  EXPECT_EQ(dispatched(c), text);
+  // The public encoder reads the text, not decoded ops gone stale.
+  CompositeCmd edited = c;
+  edited.ops[2].kind = "mul_bcast";
+  EXPECT_NE(dispatched(edited), bytes_of(edited));  // the stale kind (div_bcast) is what dispatch would trust
+  CompositeCmd fresh = edited;
+  fresh.typed.clear();
+  EXPECT_EQ(bytes_of(edited), bytes_of(fresh));
   // The extras still come from the text, and are still checked there.
   c.ops[1].extra.push_back({"bias", true});
-  EXPECT_THROW(bytes_of(c), desc::EncodeError);
+  EXPECT_THROW(dispatched(c), desc::EncodeError);
 }
 
 // PE_CPU hands the encoder the logical bytes it costed; a wrong count is
@@ -121,10 +133,10 @@ TEST(Descriptor, DecodedCompositeEncodesAsItsText) {
 TEST(Descriptor, AGivenByteCountMustBeTheLogicalBytes) {
   const Command m = MathCmd{MathOp::kExp, {1}, 2, {}};
   std::vector<uint8_t> out;
-  desc::encode_into(m, 5, logical_bytes(m), out);
+  desc::encode_dispatched(m, 5, logical_bytes(m), out);
   EXPECT_EQ(out, bytes_of(m, 5));
-  EXPECT_THROW(desc::encode_into(m, 5, logical_bytes(m) - 1, out), desc::EncodeError);
-  EXPECT_THROW(desc::encode_into(m, 5, logical_bytes(m) + 1, out), desc::EncodeError);
+  EXPECT_THROW(desc::encode_dispatched(m, 5, logical_bytes(m) - 1, out), desc::EncodeError);
+  EXPECT_THROW(desc::encode_dispatched(m, 5, logical_bytes(m) + 1, out), desc::EncodeError);
 }
 
 TEST(Descriptor, FieldsThatDoNotFitAreRefusedAtEncode) {

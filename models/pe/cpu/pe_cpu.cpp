@@ -239,7 +239,7 @@ void PeCpu::dispatch_ref(Command& c) {
     check_peer(c, place_.pes());
     if (cfg_.data_mode) check_data_dtypes(c, table_);
     try {  // before check_initialised, which marks what the command writes
-      desc::encode_into(c, uint32_t(id & desc::kCompletionIdMask), cost.logical_bytes, encoded_);  // issue 13 item 2
+      desc::encode_dispatched(c, uint32_t(id & desc::kCompletionIdMask), cost.logical_bytes, encoded_);  // issue 13 item 2
     } catch (const desc::EncodeError& e) {
       throw KernelError(std::string(command_type_name(c)) + ": no binary descriptor: " + e.what());
     }

@@ -453,7 +453,8 @@ bool PeScheduler::pick_ipc(Ready* out) {
     skipped_.push_back(r);
   }
   // Newest first: each is then older than every queued stage and goes
-  // back before the head (ready_queue.h), no insertion.
+  // back before the head (ready_queue.h), no insertion while popped slots
+  // remain before it (a queue the scan emptied starts over at 0).
   for (auto it = skipped_.rbegin(); it != skipped_.rend(); ++it) ready.push(*it);
   return found;
 }

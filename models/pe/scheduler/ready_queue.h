@@ -30,8 +30,9 @@ class ReadyQueue {
     const Less less;
     if (empty() || less(items_.back(), x)) {
       // Popped items are dropped once they are at least half the storage
-      // (amortized: each is moved at most once), so it stays bounded by
-      // twice the queue's size however long the queue never drains.
+      // (amortized: each is moved at most once), so appends keep it
+      // bounded by twice the queue's size however long the queue never
+      // drains (an insert or put-back does not compact).
       if (head_ >= kCompactAt && 2 * head_ >= items_.size()) {
         items_.erase(items_.begin(), items_.begin() + std::ptrdiff_t(head_));
         head_ = 0;

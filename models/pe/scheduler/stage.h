@@ -25,9 +25,10 @@ struct BytePattern {
 
 // Everything of a stage but its plan edges: trivially copyable, so the
 // plan resets a reused slot with one assignment (issue 16 item 1).
-// The fields a stage's issue, timing and completion read lead (its first
-// 64 bytes): fewer cache lines per stage (issue 16 item 2: a mesh's PEs
-// evict each other's lines).
+// The fields a stage's issue, timing and completion read most lead the
+// struct: fewer cache lines per stage (issue 16 item 2: a mesh's PEs evict
+// each other's lines; the struct is not line-aligned, which measured
+// slower).
 struct StageWork {
   uint64_t cmd_id = 0;
   // Position in the command's plan (stages are produced in this order); the
