@@ -275,6 +275,10 @@ bool is_ipc_command_type(int index) {
   return index == int(Command(SendCmd{}).index()) || index == int(Command(RecvCmd{}).index());
 }
 
+uint32_t logical_bytes(const Command& cmd) {
+  return std::visit([](const auto& c) { return c.logical_bytes(); }, cmd);
+}
+
 HandleAccess handle_access(const Command& cmd) {
   HandleAccess a;
   handle_access(cmd, a);

@@ -342,10 +342,9 @@ constexpr int kNumCommandTypes = int(std::variant_size_v<Command>);
 const char* command_type_name(const Command& cmd);
 const char* command_type_name(int index);
 int command_type_index(std::string_view name);  // -1 if unknown
-// Inline: asked for every command (cost, descriptor length; issue 16 item 1).
-inline uint32_t logical_bytes(const Command& cmd) {
-  return std::visit([](const auto& c) { return c.logical_bytes(); }, cmd);
-}
+// Out of line: inlined into callers, g++ 12's sanitizer builds warn that a
+// variant's inactive alternative "may be used uninitialized" (-Werror).
+uint32_t logical_bytes(const Command& cmd);
 // IPC command types (SendCmd, RecvCmd): listed in statistics and result
 // JSON only when a run issued one, so single-PE outputs stay as they were.
 bool is_ipc_command_type(int index);
