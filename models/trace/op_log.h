@@ -138,9 +138,9 @@ class OpLog {
  private:
   // Hot first (issue 16 item 2): account() runs per stage on every PE of a
   // mesh, whose PEs evict each other's lines; the flag and the total count
-  // share a line and a component's totals fill one 32-byte block, so an
-  // account() touches two lines, not five.
-  struct alignas(32) Totals {
+  // sit together and a component's totals are one 32-byte block, so an
+  // account() touches about two lines, not five.
+  struct Totals {
     uint64_t busy_ps = 0;         // sum of record durations
     uint64_t launch_busy_ps = 0;  // the same since the last begin_launch()
     uint64_t count = 0;           // records

@@ -227,13 +227,15 @@ class PeScheduler : public sc_core::sc_module {
   const PeConfig& cfg_;
   const TensorTable& table_;
   OpLog& log_;
-  // What every step and stage reads, on two cache lines (issue 16 item 2):
-  // a mesh visits its PEs in turn at every instant, so each PE finds its
-  // lines evicted; the fewer it touches, the fewer misses.
+  // What every step and stage reads, together (issue 16 item 2): a mesh
+  // visits its PEs in turn at every instant, so each PE finds its lines
+  // evicted; the fewer it touches, the fewer misses. Not alignas(64): an
+  // over-aligned PE made clang's ASan report a false stack overflow at
+  // teardown after an IPC fault (fuzz seed ipc_recv_size_mismatch).
   // One method does an instant's work (step()); while it completes and
   // accepts, what it makes ready needs no further step.
   enum class StepPhase : uint8_t { kNone, kComplete, kIssue };
-  alignas(64) bool faulted_ = false;  // stopped by a fault (the launch failed)
+  bool faulted_ = false;  // stopped by a fault (the launch failed)
   StepPhase phase_ = StepPhase::kNone;
   // PE_IPC's ready stages may be held (program order, recv gate): they are
   // looked at again only when something that could let one go happened (a
@@ -263,8 +265,8 @@ class PeScheduler : public sc_core::sc_module {
   HandleAccess access_;  // scratch of accept()
   ReadyQueue<Ready, Older> ready_[kNumEngines];
   // The stage each engine is running, and when it started; what a stage
-  // reads first shares the first cache line (issue 16 item 2).
-  struct alignas(64) Issued {
+  // reads first leads (issue 16 item 2).
+  struct Issued {
     Ready r{};
     uint64_t start_ps = 0;
     StageExtension* ext = nullptr;  // owned by payload
