@@ -2,8 +2,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
+#include <random>
+#include <vector>
 
 #include "models/pe/cpu/cost_model.h"
+#include "models/util/checked.h"
 
 namespace kb {
 namespace {
@@ -92,6 +96,26 @@ TEST(CostModel, ChargedIsTheCeilingAcrossTheRange) {
       EXPECT_GE(double(d.charged_cycles), d.exact_cycles - 1e-9) << fixed << " " << r;
     }
   }
+}
+
+// ceil_to_u64 (models/util/checked.h) is std::ceil wherever that fits in
+// 64 bits, through its cast below 2^53 and std::ceil above; nullopt for
+// what does not fit (a ceiling below zero, NaN, 2^64 and up).
+TEST(Checked, CeilToU64IsStdCeil) {
+  std::mt19937_64 rng(3);
+  std::vector<double> xs = {0.0, -0.0, 1e-300, 0.5, 1.0, 1.0 - 1e-16, 2.0000000000000004, 4503599627370495.5,
+                            9007199254740991.0, 9007199254740992.0, 9007199254740993.0, 1e19};
+  for (int i = 0; i < 100000; ++i) {
+    const double scale = std::ldexp(1.0, int(rng() % 64));
+    xs.push_back(double(rng() >> 11) / double(uint64_t(1) << 53) * scale);
+  }
+  for (double x : xs) {
+    const std::optional<uint64_t> c = ceil_to_u64(x);
+    ASSERT_TRUE(c.has_value()) << x;
+    EXPECT_EQ(double(*c), std::ceil(x)) << x;
+  }
+  EXPECT_EQ(ceil_to_u64(-1e-9), std::optional<uint64_t>(0));  // ceil is -0: a zero-byte transfer's cycles
+  for (double x : {-1.0, std::nan(""), 18446744073709551616.0, 1e30}) EXPECT_FALSE(ceil_to_u64(x)) << x;
 }
 
 TEST(CostModel, IntegralValuesAreNotRoundedUp) {

@@ -32,17 +32,6 @@ uint64_t fixed_cycles(const Command& cmd, const CostModelConfig& cm) {
 }
 
 namespace {
-// ceil(x), or nullopt when it does not fit (ceil_to_u64). Below 2^53 a cast
-// and a compare give the same whole number without a libm call: this runs
-// for every command (issue 16 item 1).
-std::optional<uint64_t> ceil_cycles(double x) {
-  if (x >= 0.0 && x < 9007199254740992.0) {  // 2^53: every double below it casts exactly
-    const uint64_t floor = uint64_t(x);
-    return floor + (double(floor) < x ? 1 : 0);
-  }
-  return ceil_to_u64(x);
-}
-
 // Out of line, so dispatch_cost stays small (issue 16 item 1).
 [[noreturn, gnu::noinline, gnu::cold]] void cost_overflow(const Command& cmd, const DispatchCost& c,
                                                            const CostModelConfig& cm) {
@@ -71,7 +60,7 @@ DispatchCost dispatch_cost(const Command& cmd, const CostModelConfig& cm) {
   c.exact_cycles = double(c.fixed_cycles) + double(c.logical_bytes) * cm.byte_cycles_recip;
   // Whole cycles so the descriptor write falls on a clock edge; the epsilon
   // keeps binary round-off (e.g. 0.1 x 10) from adding a spurious cycle.
-  const std::optional<uint64_t> charged = ceil_cycles(c.exact_cycles - 1e-9);
+  const std::optional<uint64_t> charged = ceil_to_u64(c.exact_cycles - 1e-9);
   if (!charged) cost_overflow(cmd, c, cm);  // only a PeConfig built in code: the loader bounds R
   c.charged_cycles = *charged;
   return c;
