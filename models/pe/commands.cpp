@@ -65,13 +65,7 @@ bool math_op_from_string(const std::string& name, MathOp* op) {
   // Composites name their ops as strings: this runs per op per command.
   const std::string_view n = name;
   for (const MathOpInfo& i : kMathOps) {
-    // The length and first letter first: most names differ there
-    // (issue 16 item 1).
-    if (n.size() != i.name.size() || n.empty() || n[0] != i.name[0]) continue;
-    // Names are a few letters: compared here, no memcmp call.
-    size_t k = 1;
-    while (k < n.size() && n[k] == i.name[k]) ++k;
-    if (k == n.size()) {
+    if (same_name(n, i.name)) {  // the length first, no memcmp call (issue 16 item 1)
       *op = i.op;
       return true;
     }
