@@ -201,7 +201,7 @@ void PeScheduler::b_transport(int /*from*/, tlm::tlm_generic_payload& payload, s
                                                     : tlm::TLM_COMMAND_ERROR_RESPONSE);
       return;
     }
-    while (!inflight_.empty()) sc_core::wait(drained_);
+    while (inflight_ != 0) sc_core::wait(drained_);
     std::memcpy(payload.get_data_ptr(), &completed_, sizeof(completed_));  // little-endian host
     payload.set_response_status(tlm::TLM_OK_RESPONSE);
     return;
@@ -209,7 +209,7 @@ void PeScheduler::b_transport(int /*from*/, tlm::tlm_generic_payload& payload, s
   Incoming w;  // this thread's: several initiators may wait at once
   if (!descriptor_write(payload, w)) return;
   // Back-pressure: a slot frees only when a command completes.
-  while (inflight_.size() >= cfg_.scheduler.queue_depth || pending_write_) {
+  while (inflight_ >= cfg_.scheduler.queue_depth || pending_write_) {
     ++blocked_writers_;
     sc_core::wait(slot_freed_);
     --blocked_writers_;
@@ -228,7 +228,7 @@ tlm::tlm_sync_enum PeScheduler::nb_transport_fw(int from, tlm::tlm_generic_paylo
     return tlm::TLM_COMPLETED;
   }
   if (!descriptor_write(payload, nb_in_)) return tlm::TLM_COMPLETED;
-  if (inflight_.size() >= cfg_.scheduler.queue_depth) {
+  if (inflight_ >= cfg_.scheduler.queue_depth) {
     pending_write_ = &payload;  // accepted by accept_pending() when a slot frees
     pending_from_ = from;
     std::swap(pending_, nb_in_);  // the decoded command moves, no copy
@@ -254,7 +254,7 @@ void PeScheduler::fail(uint64_t cmd_id, const char* cmd_type, const std::excepti
 }
 
 void PeScheduler::accept_pending() {
-  if (!pending_write_ || inflight_.size() >= cfg_.scheduler.queue_depth) return;
+  if (!pending_write_ || inflight_ >= cfg_.scheduler.queue_depth) return;
   tlm::tlm_generic_payload& payload = *pending_write_;
   pending_write_ = nullptr;
   const uint64_t id = command_id(pending_);
@@ -301,9 +301,8 @@ void PeScheduler::accept(uint64_t id, const Command& cmd) {
   }
   InFlight& f = *spare_.back();
   spare_.pop_back();
-  f.pos = uint32_t(inflight_.size());
-  inflight_.push_back(&f);
-  if (StreamingStats* st = log_.stats()) st->occupancy(now_ps(), uint32_t(inflight_.size()));
+  ++inflight_;
+  if (StreamingStats* st = log_.stats()) st->occupancy(now_ps(), uint32_t(inflight_));
   f.id = id;
   last_id_ = id;
   f.blockers = 0;
@@ -357,18 +356,15 @@ void PeScheduler::complete_stage(InFlight& f, uint32_t slot) {
 }
 
 void PeScheduler::complete_command(InFlight& f) {
-  InFlight* last = inflight_.back();  // takes f's place: no search, no shift
-  last->pos = f.pos;
-  inflight_[f.pos] = last;
-  inflight_.pop_back();
-  if (StreamingStats* st = log_.stats()) st->occupancy(now_ps(), uint32_t(inflight_.size()));
+  --inflight_;
+  if (StreamingStats* st = log_.stats()) st->occupancy(now_ps(), uint32_t(inflight_));
   scoreboard_.remove(f.id);
   log_.command_done(f.id);
   ++completed_;
   signal_change();
   if (blocked_writers_) slot_freed_.notify(sc_core::SC_ZERO_TIME);
   if (pending_write_) request_step();  // the step's accept phase takes it
-  if (inflight_.empty()) drained_.notify(sc_core::SC_ZERO_TIME);
+  if (inflight_ == 0) drained_.notify(sc_core::SC_ZERO_TIME);
   // Hand f back to the pool before releasing waiters (which may complete
   // and recycle in turn). Its waiters list stays put while they are
   // released: release() queues stages or completes commands but never
@@ -384,7 +380,7 @@ void PeScheduler::complete_command(InFlight& f) {
 }
 
 void PeScheduler::update_signals() {
-  occupancy_signal.write(uint32_t(inflight_.size()));
+  occupancy_signal.write(uint32_t(inflight_));
   for (int e = 0; e < kNumEngines; ++e) busy_signal[e].write(busy_[e]);
 }
 

@@ -149,7 +149,7 @@ class PeScheduler : public sc_core::sc_module {
   }
   // The oldest RECV held back at the last issue attempt (null: none).
   const Stage* gated_recv() const { return gated_recv_; }
-  size_t occupancy() const { return inflight_.size(); }
+  size_t occupancy() const { return inflight_; }
   // A descriptor write held by a full queue (deadlock report).
   bool writer_blocked() const { return blocked_writers_ > 0 || pending_write_ != nullptr; }
   uint64_t completed() const { return completed_; }  // descriptors completed since time 0
@@ -164,7 +164,6 @@ class PeScheduler : public sc_core::sc_module {
   struct InFlight {
     uint64_t id = 0;
     uint32_t tag = 0;  // its index in pool_: the scoreboard's tag for it
-    uint32_t pos = 0;  // its index in inflight_
     TilePlan plan;           // produces the command's stages as they can run
     uint32_t blockers = 0;   // earlier conflicting commands not yet complete
     std::vector<InFlight*> waiters;  // later commands blocked on this one
@@ -254,11 +253,11 @@ class PeScheduler : public sc_core::sc_module {
   sc_core::sc_time done_at_[kNumEngines];
   int blocked_writers_ = 0;
   HazardScoreboard scoreboard_;
-  // Accepted, not yet complete (at most queue_depth), in no order (a
-  // completed one's place is taken by the last), and a pool of InFlight
-  // objects whose vectors keep their capacity: no heap allocation per
-  // command once the pool is warm.
-  std::vector<InFlight*> inflight_;
+  // Commands accepted, not yet complete (at most queue_depth; each is an
+  // InFlight out of the pool, which blockers and waiters reach directly),
+  // and a pool of InFlight objects whose vectors keep their capacity: no
+  // heap allocation per command once the pool is warm.
+  size_t inflight_ = 0;
   std::vector<std::unique_ptr<InFlight>> pool_;
   std::vector<InFlight*> spare_;
   uint64_t completed_ = 0;  // descriptors completed (the completion register)
