@@ -220,24 +220,26 @@ Handle TensorTable::view(Handle base, int64_t row0, int64_t nrows,
   }
   // b's fields are read before the slot is written (the slot may hold `b`
   // itself, the oldest live view). The slot is written field by field, with
-  // no TensorDesc or string built and copied (issue 16 item 1).
-  const MemSpace space = b.space;
-  const Dtype dtype = b.dtype;
-  const int64_t row_stride = b.row_stride;
-  const uint64_t address =
-      b.address + (uint64_t(row0) * uint64_t(row_stride) + uint64_t(col0)) * dtype_bytes(dtype);
+  // no TensorDesc or string built and copied (issue 16 item 1); the binding
+  // names every field, so a new one fails to compile here until it is set.
+  const MemSpace b_space = b.space;
+  const Dtype b_dtype = b.dtype;
+  const int64_t b_stride = b.row_stride;
+  const uint64_t b_address =
+      b.address + (uint64_t(row0) * uint64_t(b_stride) + uint64_t(col0)) * dtype_bytes(b_dtype);
   TensorDesc& d = views_[next_view_ % kViewCapacity];
-  d.name.assign(name);  // may throw: the first field written, and a failed assign changes nothing
-  d.handle = kViewHandleBit | next_view_;
-  d.space = space;
-  d.dtype = dtype;
-  d.rows = nrows;
-  d.cols = ncols;
-  d.row_stride = row_stride;
-  d.address = address;
-  d.base = name.empty() ? base : 0;
-  d.row0 = row0;
-  d.col0 = col0;
+  auto& [handle, slot_name, space, dtype, rows, cols, row_stride, address, view_base, view_row0, view_col0] = d;
+  slot_name.assign(name);  // may throw: the first field written, and a failed assign changes nothing
+  handle = kViewHandleBit | next_view_;
+  space = b_space;
+  dtype = b_dtype;
+  rows = nrows;
+  cols = ncols;
+  row_stride = b_stride;
+  address = b_address;
+  view_base = name.empty() ? base : 0;
+  view_row0 = row0;
+  view_col0 = col0;
   return kViewHandleBit | next_view_++;
 }
 

@@ -39,8 +39,9 @@ struct KernelError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// TensorTable::view() writes a reused ring slot field by field: a new field
-// must be set there too.
+// TensorTable::view() writes a reused ring slot field by field through a
+// structured binding: a new field must be set there (it fails to compile
+// until it is).
 struct TensorDesc {
   Handle handle = 0;
   std::string name;
