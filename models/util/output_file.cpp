@@ -132,7 +132,10 @@ class OutputFile::Buf : public std::streambuf {
   }
 
  private:
-  static constexpr int kSlots = 4;                        // bounded memory: 4 MiB a file
+  // Bounded memory: 8 MiB a file, enough for the owner to go on
+  // formatting while the writer waits for a write_back() sync.
+  static constexpr int kSlots = 8;
+  static constexpr size_t kSyncBytes = size_t(16) << 20;  // write_back(): made durable every 16 MiB
   static constexpr size_t kSlotBytes = size_t(1) << 20;  // in the background
   static constexpr size_t kDirectBytes = size_t(1) << 16;  // by the owner
   static constexpr char kWriterName[] = "kb-output";
@@ -182,9 +185,8 @@ class OutputFile::Buf : public std::streambuf {
   int errno_ = 0;
   bool stop_ = false, discard_now_ = false;
   // The writer's (or the owner's when no writer runs): bytes written so
-  // far and the last slot's length, for write_back.
-  off_t written_ = 0;
-  size_t prev_len_ = 0;
+  // far and bytes made durable, for write_back.
+  off_t written_ = 0, synced_ = 0;
   // Under writers_mu().
   std::thread writer_;
   bool running_ = false;
@@ -345,17 +347,22 @@ void OutputFile::Buf::join_locked(bool discard) {
 }
 
 // A regular file's pages go to the disk as the run goes, not all in
-// commit()'s fsync: this slot's writeback is started and the previous
-// slot's awaited, on the writer thread. A writeback error is the file's
-// error (the wait consumes it: fsync would not see it again).
+// commit()'s fsync (issue 16 item 3): this slot's writeback is started, and
+// every kSyncBytes the file is made durable with fdatasync, on the writer
+// thread while the owner formats. sync_file_range alone is not enough: it
+// leaves the pages in a disk's (or a virtual disk's host's) write cache,
+// and flushing 125 MB of it in the final fsync measured 0.09 s against a
+// 0.085 s run. A writeback or sync error is the file's error (consumed
+// here: fsync would not see it again).
 int OutputFile::Buf::write_back(size_t len) {
-  const off_t off = written_, prev = off - off_t(prev_len_);
+  const off_t off = written_;
   written_ += off_t(len);
-  prev_len_ = len;
-  const unsigned wait = SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER;
-  if (::sync_file_range(fd_, off, off_t(len), SYNC_FILE_RANGE_WRITE) != 0 ||
-      (prev < off && ::sync_file_range(fd_, prev, off - prev, wait) != 0)) {
+  if (::sync_file_range(fd_, off, off_t(len), SYNC_FILE_RANGE_WRITE) != 0) {
     return errno == EINVAL || errno == ESPIPE ? 0 : errno;  // not supported: fsync does it all
+  }
+  if (written_ - synced_ >= off_t(kSyncBytes)) {
+    synced_ = written_;
+    if (::fdatasync(fd_) != 0 && errno != EINVAL) return errno;
   }
   return 0;
 }

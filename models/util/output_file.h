@@ -16,7 +16,9 @@
 // failed write is seen at a later write, flush() or commit(). The thread
 // starts once more than a buffer (1 MiB) is written; commit(), the
 // destructor and every fork() (which first waits for its writes) join it.
-// flush() returns with every byte in the file.
+// flush() returns with every byte in the file. The writer also makes the
+// file durable every 16 MiB (fdatasync), so commit()'s fsync, which the
+// caller waits for, has at most that much left to flush.
 #pragma once
 
 #include <memory>
