@@ -305,12 +305,12 @@ void replay(std::ostream& os, size_t total, uint32_t seed) {
 
 // issue 16 item 3: the background writer writes exactly what std::ofstream
 // writes, for sizes on and about every multiple of the buffers (64 KiB,
-// 1 MiB, the 4 MiB ring).
+// 1 MiB, the 8 MiB ring) and of the 16 MiB between the writer's fdatasyncs.
 TEST(OutputFile, BytesAreThoseOfAnOfstreamForSizesAroundBufferBoundaries) {
   TempDir dir;
   const size_t K = size_t(1) << 10, M = size_t(1) << 20;
   uint32_t seed = 1;
-  for (size_t base : {size_t(0), 64 * K, M, 2 * M, 4 * M, 5 * M, 9 * M}) {
+  for (size_t base : {size_t(0), 64 * K, M, 2 * M, 4 * M, 5 * M, 8 * M, 9 * M, 16 * M}) {
     for (long delta : {-1L, 0L, 1L}) {
       if (base == 0 && delta < 0) continue;
       const size_t size = size_t(long(base) + delta);
