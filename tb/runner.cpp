@@ -28,10 +28,11 @@
 #include "models/trace/counter_probe.h"
 #include "models/trace/schema_version.h"
 #include "models/trace/vcd_trace.h"
+#include "models/util/asan_stack.h"  // KB_ASAN
 #include "models/util/output_file.h"
 #include "tb/command_stream.h"
 
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(KB_ASAN)
 #include <pthread.h>
 #include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
@@ -72,7 +73,7 @@ namespace {
 // commit). Tell ASan which stack this is again, and clear what lies below
 // this frame: the simulation is over, no live object is there.
 void back_on_main_stack() {
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(KB_ASAN)
   pthread_attr_t attr;
   if (pthread_getattr_np(pthread_self(), &attr) == 0) {
     void* bottom = nullptr;

@@ -21,17 +21,10 @@
 #include "kernels/gemm/gemm_composite.h"
 #include "kernels/gemm/gemm_tiled_single_op.h"
 #include "kernels/recipes/softmax_merge.h"
+#include "models/util/asan_stack.h"  // KB_ASAN
 #include "tb/command_stream.h"
 #include "tests/sim_util.h"
 
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define KB_HAS_ASAN 1
-#endif
-#endif
-#ifndef KB_HAS_ASAN
-#define KB_HAS_ASAN 0
-#endif
 
 namespace kb {
 namespace {
@@ -661,7 +654,7 @@ TEST(LoaderErrors, LongValuesAreCutShort) {
 // once. Measured in a child, whose peak RSS starts from the parent's
 // current use.
 TEST(LoaderMemory, ManyLaunchesStayWithinABoundProportionalToTheInput) {
-#if defined(__SANITIZE_ADDRESS__) || KB_HAS_ASAN
+#if defined(KB_ASAN)
   GTEST_SKIP() << "AddressSanitizer's redzones and quarantine inflate peak memory";
 #endif
   std::string text = kHead;

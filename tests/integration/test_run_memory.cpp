@@ -22,18 +22,12 @@
 #include <vector>
 
 #include "models/config/pe_config.h"
+#include "models/util/asan_stack.h"  // KB_ASAN
 #include "tb/bench_registry.h"
 #include "tb/command_stream.h"
 #include "tb/runner.h"
 #include "tests/test_files.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define KB_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define KB_ASAN 1
-#endif
-#endif
 
 namespace {
 

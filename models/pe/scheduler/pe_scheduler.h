@@ -228,9 +228,7 @@ class PeScheduler : public sc_core::sc_module {
   OpLog& log_;
   // What every step and stage reads, together (issue 16 item 2): a mesh
   // visits its PEs in turn at every instant, so each PE finds its lines
-  // evicted; the fewer it touches, the fewer misses. Not alignas(64): an
-  // over-aligned PE made clang's ASan report a false stack overflow at
-  // teardown after an IPC fault (fuzz seed ipc_recv_size_mismatch).
+  // evicted; the fewer it touches, the fewer misses.
   // One method does an instant's work (step()); while it completes and
   // accepts, what it makes ready needs no further step.
   enum class StepPhase : uint8_t { kNone, kComplete, kIssue };
