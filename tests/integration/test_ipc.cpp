@@ -624,6 +624,85 @@ TEST(IpcWindow, UntrustedWritesGetErrorResponses) {
   EXPECT_EQ(j["x"].get<std::vector<float>>(), std::vector<float>({want[0], want[1]}));
 }
 
+// The receive port books each write first fit (busy_calendar.h), so a
+// message's last DATA burst, if short, can end in a gap before an earlier,
+// longer burst of it that had to go after another source's write. The
+// message is in only when its latest byte is: a RECV waiting for it must be
+// woken then, not when the last burst written ends (that wake found the
+// message incomplete, and no later one came: the recv hung).
+struct GapWriter : sc_core::sc_module {
+  tlm_utils::simple_initiator_socket<GapWriter> out{"out"};
+  uint64_t long_end_ps = 0, short_end_ps = 0;  // src 1's two DATA bursts
+  explicit GapWriter(sc_core::sc_module_name n) : sc_module(n) {
+    SC_HAS_PROCESS(GapWriter);
+    SC_THREAD(run);
+  }
+  // A write annotated `delay_ps` ahead (LT), all at time 0; when it ends.
+  uint64_t write(uint64_t a, std::vector<uint8_t> d, uint64_t delay_ps, bool data) {
+    tlm::tlm_generic_payload p;
+    p.set_command(tlm::TLM_WRITE_COMMAND);
+    p.set_address(a);
+    p.set_data_ptr(d.data());
+    p.set_data_length(unsigned(d.size()));
+    p.set_streaming_width(data ? 16 : unsigned(d.size()));
+    p.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    sc_core::sc_time t = from_ps(delay_ps);
+    out->b_transport(p, t);
+    EXPECT_TRUE(p.is_response_ok()) << p.get_response_string();
+    return now_ps() + ps_of(t);
+  }
+  uint64_t header(uint32_t src, uint64_t bytes) {
+    std::vector<uint8_t> h(16, 0);
+    for (int i = 0; i < 8; ++i) h[size_t(i)] = uint8_t(bytes >> (8 * i));
+    for (int i = 0; i < 4; ++i) h[size_t(8 + i)] = uint8_t(src >> (8 * i));
+    return write(ipc_window(0) + 16 * src, h, 0, false);
+  }
+  uint64_t data(uint32_t src, uint64_t bytes, uint64_t delay_ps) {
+    return write(ipc_window(0) + 0x8000 + 16 * src, std::vector<uint8_t>(bytes), delay_ps, true);
+  }
+  void run() {
+    const uint64_t cycle = 1000;  // 1 GHz
+    header(2, 4096);
+    data(2, 4096, 20 * cycle);  // src 2's write leaves a gap of about 18 cycles before it
+    header(1, 4096 + 128);
+    long_end_ps = data(1, 4096, 0);   // 32 cycles: only after src 2's write
+    short_end_ps = data(1, 128, 0);   // 1 cycle: in the gap
+  }
+};
+
+TEST(IpcTiming, RecvWaitsForTheMessagesLatestByteNotItsLastBurst) {
+  PeConfig cfg;
+  ASSERT_EQ(cfg.clock_freq_ghz, 1.0);
+  ASSERT_EQ(cfg.tcm.bytes_per_cycle, 128.0);  // the gap sizes above
+  const nlohmann::json j = run_function_isolated([&] {
+    PeTop top(cfg, 3);
+    GapWriter writer("writer");
+    writer.out.bind(top.interconnect().in);
+    top.pe(0).launch("rx", [](Tl& tl) { tl.recv(tl.tcm("x", 1, 4096 + 128, Dtype::kInt8), 1); });
+    sc_core::sc_start();
+    Pe& pe = top.pe(0);
+    pe.op_log().flush();
+    nlohmann::json r;
+    r["long_end"] = writer.long_end_ps;
+    r["short_end"] = writer.short_end_ps;
+    r["busy"] = pe.pe_cpu.busy();
+    r["launch_error"] = pe.pe_cpu.results().empty() ? "no result" : pe.pe_cpu.results().back().error;
+    r["deadlock"] = deadlock_report({&pe});
+    for (const OpRecord& rec : pe.op_log().records())
+      if (rec.kind == RecordKind::kRecv) r["recv_start"] = rec.start_ps;
+    return r;
+  });
+  ASSERT_FALSE(j.contains("error")) << j.dump();
+  // The premise: the last burst written ends first.
+  ASSERT_LT(j["short_end"].get<uint64_t>(), j["long_end"].get<uint64_t>()) << j.dump();
+  EXPECT_FALSE(j["busy"].get<bool>()) << j.dump();
+  EXPECT_EQ(j["launch_error"].get<std::string>(), "");
+  EXPECT_EQ(j["deadlock"].get<std::string>(), "");
+  ASSERT_TRUE(j.contains("recv_start")) << j.dump();
+  // PE_IPC is idle: the RECV issues as the latest byte lands.
+  EXPECT_EQ(j["recv_start"].get<uint64_t>(), j["long_end"].get<uint64_t>());
+}
+
 // --- item 7: the deadlock diagnostic
 
 TEST(IpcDeadlock, MismatchedRecvs) {

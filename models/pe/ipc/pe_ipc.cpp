@@ -181,8 +181,10 @@ void PeIpc::data_write(tlm::tlm_generic_payload& p, uint32_t src, sc_core::sc_ti
   m->done_ps = std::max(m->done_ps, end);
   delay = from_ps(end - now);
   p.set_response_status(tlm::TLM_OK_RESPONSE);
-  // PE_SCHEDULER is told a RECV from src may issue once the last byte is in.
-  if (m->complete()) arrival_ev_.notify(from_ps(end - now));
+  // PE_SCHEDULER is told a RECV from src may issue once the last byte is
+  // in: the latest end of any of its writes, not this one's (first fit can
+  // end a short last burst in a gap before an earlier, longer one).
+  if (m->complete()) arrival_ev_.notify(from_ps(m->done_ps - now));
 }
 
 tlm::tlm_sync_enum PeIpc::nb_transport_fw(tlm::tlm_generic_payload& p, tlm::tlm_phase& phase,
