@@ -24,6 +24,7 @@
 #include "models/util/module_payload.h"
 #include "tb/runner.h"
 #include "tests/test_files.h"
+#include "tests/tlm/base_protocol_checker.h"
 
 namespace kb {
 namespace {
@@ -161,11 +162,14 @@ struct Driver : sc_core::sc_module {
     out->b_transport(p, d);
     return p.get_response_status();
   }
-  tlm::tlm_sync_enum write_nb(const std::vector<uint8_t>& b) {
+  // `delay`: the write begins that far ahead (base protocol annotation).
+  tlm::tlm_sync_enum write_nb(const std::vector<uint8_t>& b, sc_core::sc_time delay = sc_core::SC_ZERO_TIME) {
     prepare(b, nullptr);
     tlm::tlm_phase ph = tlm::BEGIN_REQ;
-    sc_core::sc_time d = sc_core::SC_ZERO_TIME;
-    return out->nb_transport_fw(p, ph, d);
+    p.acquire();  // base protocol memory management: released when the write completes
+    const tlm::tlm_sync_enum r = out->nb_transport_fw(p, ph, delay);
+    if (r == tlm::TLM_COMPLETED) p.release();
+    return r;
   }
   uint64_t drain() {
     uint64_t completed = 0;
@@ -180,7 +184,10 @@ struct Driver : sc_core::sc_module {
     return completed;
   }
   tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload&, tlm::tlm_phase& ph, sc_core::sc_time&) {
-    if (ph == tlm::BEGIN_RESP) resp.notify();
+    if (ph == tlm::BEGIN_RESP) {
+      p.release();
+      resp.notify();
+    }
     return tlm::TLM_COMPLETED;
   }
 };
@@ -374,6 +381,63 @@ TEST(MalformedDescriptors, NbTransportRefusesAtOnceEvenWithTheQueueFull) {
   EXPECT_EQ(j.at("hooks").get<int>(), 1);
   EXPECT_EQ(j.at("code").get<int>(), int(regs::ErrorCode::kUnknownType));
   EXPECT_EQ(j.at("reports").get<int>(), 1);
+}
+
+// --- writes annotated ahead (base protocol timing annotation on BEGIN_REQ)
+
+// A BEGIN_REQ with a delay begins then: taken at its beginning when a slot
+// is free, else when one frees; two initiators' writes waiting for the one
+// slot are taken in the order they began, not the order they were sent.
+TEST(AnnotatedWrites, BeginAtTheirTimeAndWaitInTheOrderTheyBegan) {
+  const nlohmann::json j = run_function_isolated([] {
+    PeConfig cfg;
+    cfg.scheduler.queue_depth = 1;
+    PeTop top(cfg);
+    Pe& pe = top.pe();
+    Driver a("a"), b("b");
+    test::BaseProtocolChecker ca("checker_a"), cb("checker_b");
+    a.out.bind(ca.in);
+    ca.out.bind(pe.pe_scheduler.in);
+    b.out.bind(cb.in);
+    cb.out.bind(pe.pe_scheduler.in);
+    install_tensors(pe.tensors());
+    nlohmann::json r;
+    const sc_core::sc_time ns(1, sc_core::SC_NS);
+    sc_core::sc_spawn([&] {
+      r["a1"] = int(a.write_nb(load(1), 10 * ns));  // begins at 10 ns, the queue empty
+      sc_core::wait(a.resp);
+      r["a1_at"] = now_ps();
+      r["a2"] = int(a.write_nb(load(2), 5 * ns));  // begins at 15 ns: #1 runs
+      sc_core::wait(a.resp);
+      r["a2_at"] = now_ps();
+    });
+    sc_core::sc_spawn([&] {
+      r["b3"] = int(b.write_nb(load(3), 20 * ns));  // sent first, begins after a's #2
+      sc_core::wait(b.resp);
+      r["b3_at"] = now_ps();
+      r["completed"] = b.drain();
+    });
+    sc_core::sc_start();
+    pe.op_log().flush();
+    for (const OpRecord& rec : pe.op_log().records())
+      if (rec.kind == RecordKind::kDmaRead) r["end"][std::to_string(rec.cmd_id)] = rec.end_ps;
+    r["violations"] = test::BaseProtocolChecker::violation_count();
+    r["first"] = nlohmann::json::array();
+    for (size_t i = 0; i < test::BaseProtocolChecker::violations().size() && i < 5; ++i)
+      r["first"].push_back(test::BaseProtocolChecker::violations()[i]);
+    return r;
+  });
+  ASSERT_FALSE(j.contains("error")) << j.dump();
+  EXPECT_EQ(j.at("a1").get<int>(), int(tlm::TLM_ACCEPTED));
+  EXPECT_EQ(j.at("a2").get<int>(), int(tlm::TLM_ACCEPTED));
+  EXPECT_EQ(j.at("b3").get<int>(), int(tlm::TLM_ACCEPTED));
+  EXPECT_EQ(j.at("a1_at").get<uint64_t>(), 10000u);
+  const uint64_t end1 = j.at("end").at("1"), end2 = j.at("end").at("2");
+  ASSERT_GT(end1, 20000u) << j.dump();  // both others began while #1 ran
+  EXPECT_EQ(j.at("a2_at").get<uint64_t>(), end1);  // began at 15 ns: first
+  EXPECT_EQ(j.at("b3_at").get<uint64_t>(), end2);  // began at 20 ns: after it
+  EXPECT_EQ(j.at("completed").get<uint64_t>(), 3u);
+  EXPECT_EQ(j.at("violations").get<uint64_t>(), 0u) << j.at("first").dump(1);
 }
 
 // --- tensor descriptors and the table

@@ -209,7 +209,7 @@ void PeScheduler::b_transport(int /*from*/, tlm::tlm_generic_payload& payload, s
   Incoming w;  // this thread's: several initiators may wait at once
   if (!descriptor_write(payload, w)) return;
   // Back-pressure: a slot frees only when a command completes.
-  while (inflight_ >= cfg_.scheduler.queue_depth || pending_write_) {
+  while (inflight_ >= cfg_.scheduler.queue_depth || next_pending()) {
     ++blocked_writers_;
     sc_core::wait(slot_freed_);
     --blocked_writers_;
@@ -220,24 +220,48 @@ void PeScheduler::b_transport(int /*from*/, tlm::tlm_generic_payload& payload, s
 
 tlm::tlm_sync_enum PeScheduler::nb_transport_fw(int from, tlm::tlm_generic_payload& payload,
                                                 tlm::tlm_phase& phase, sc_core::sc_time& delay) {
-  // Descriptor writes only, at the caller's time: a queue slot is state at
-  // this instant, so a write cannot be accepted ahead of time.
-  if (phase != tlm::BEGIN_REQ || delay != sc_core::SC_ZERO_TIME || pending_write_) {
-    SC_REPORT_ERROR(name(), "nb_transport_fw: only BEGIN_REQ with zero delay, one write at a time");
+  // Descriptor writes only. A queue slot is state at the instant a write
+  // begins, so one annotated ahead (a delay) is taken at that time, by a
+  // step, never ahead of it.
+  if (pending_.size() <= size_t(from)) pending_.resize(size_t(from) + 1);
+  Pending& mine = pending_[size_t(from)];
+  if (phase != tlm::BEGIN_REQ || mine.payload) {
+    SC_REPORT_ERROR(name(), "nb_transport_fw: only BEGIN_REQ, one write at a time per initiator");
     payload.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
     return tlm::TLM_COMPLETED;
   }
   if (!descriptor_write(payload, nb_in_)) return tlm::TLM_COMPLETED;
-  if (inflight_ >= cfg_.scheduler.queue_depth) {
-    pending_write_ = &payload;  // accepted by accept_pending() when a slot frees
-    pending_from_ = from;
-    std::swap(pending_, nb_in_);  // the decoded command moves, no copy
-    payload.acquire();          // held until then (base protocol memory management)
+  const bool ahead = delay != sc_core::SC_ZERO_TIME;
+  // Taken now when it begins now, a slot is free and no write that began
+  // earlier waits for it.
+  if (ahead || inflight_ >= cfg_.scheduler.queue_depth || next_pending()) {
+    mine.payload = &payload;  // taken by accept_pending() once it has begun and a slot is free
+    mine.at = sim_now() + delay;
+    std::swap(mine.in, nb_in_);  // the decoded command moves, no copy
+    ++pending_count_;
+    payload.acquire();  // held until then (base protocol memory management)
+    // A step when it begins (a step under way schedules itself when it
+    // ends). Begun with the queue full: the step of a completion takes it.
+    if (ahead) {
+      if (phase_ == StepPhase::kNone) step_event_.notify(delay);
+    } else if (inflight_ < cfg_.scheduler.queue_depth) {
+      request_step();  // behind writes that began earlier, with a slot free
+    }
     return tlm::TLM_ACCEPTED;
   }
   accept(command_id(nb_in_), nb_in_.cmd());
   payload.set_response_status(tlm::TLM_OK_RESPONSE);
   return tlm::TLM_COMPLETED;
+}
+
+PeScheduler::Pending* PeScheduler::next_pending() {
+  if (pending_count_ == 0) return nullptr;
+  const sc_core::sc_time& now = sim_now();
+  Pending* best = nullptr;
+  for (Pending& p : pending_) {
+    if (p.payload && p.at <= now && (!best || p.at < best->at)) best = &p;
+  }
+  return best;
 }
 
 void PeScheduler::fail(uint64_t cmd_id, const char* cmd_type, const std::exception& e) {
@@ -254,22 +278,26 @@ void PeScheduler::fail(uint64_t cmd_id, const char* cmd_type, const std::excepti
 }
 
 void PeScheduler::accept_pending() {
-  if (!pending_write_ || inflight_ >= cfg_.scheduler.queue_depth) return;
-  tlm::tlm_generic_payload& payload = *pending_write_;
-  pending_write_ = nullptr;
-  const uint64_t id = command_id(pending_);
-  try {
-    accept(id, pending_.cmd());
-  } catch (const std::exception& e) {
-    asan_forget_unwound_frames();  // models/util/asan_stack.h
-    if (!on_fault_) throw;
-    return fail(id, command_type_name(pending_.cmd()), e);
+  while (inflight_ < cfg_.scheduler.queue_depth && !faulted_) {
+    Pending* p = next_pending();
+    if (!p) return;
+    tlm::tlm_generic_payload& payload = *p->payload;
+    p->payload = nullptr;  // its initiator may write again from the backward call
+    --pending_count_;
+    const uint64_t id = command_id(p->in);
+    try {
+      accept(id, p->in.cmd());
+    } catch (const std::exception& e) {
+      asan_forget_unwound_frames();  // models/util/asan_stack.h
+      if (!on_fault_) throw;
+      return fail(id, command_type_name(p->in.cmd()), e);
+    }
+    payload.set_response_status(tlm::TLM_OK_RESPONSE);
+    tlm::tlm_phase phase = tlm::BEGIN_RESP;  // implies END_REQ (base protocol)
+    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+    in[int(p - pending_.data())]->nb_transport_bw(payload, phase, delay);
+    payload.release();
   }
-  payload.set_response_status(tlm::TLM_OK_RESPONSE);
-  tlm::tlm_phase phase = tlm::BEGIN_RESP;  // implies END_REQ (base protocol)
-  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-  in[pending_from_]->nb_transport_bw(payload, phase, delay);
-  payload.release();
 }
 
 namespace {
@@ -363,7 +391,7 @@ void PeScheduler::complete_command(InFlight& f) {
   ++completed_;
   signal_change();
   if (blocked_writers_) slot_freed_.notify(sc_core::SC_ZERO_TIME);
-  if (pending_write_) request_step();  // the step's accept phase takes it
+  if (pending_count_) request_step();  // the step's accept phase takes a write that has begun
   if (inflight_ == 0) drained_.notify(sc_core::SC_ZERO_TIME);
   // Hand f back to the pool before releasing waiters (which may complete
   // and recycle in turn). Its waiters list stays put while they are
@@ -549,7 +577,7 @@ void PeScheduler::step() {
     const int e = __builtin_ctz(m);
     if (done_at_[e] == now) complete_issued(Engine(e));
   }
-  if (pending_write_ && !faulted_) accept_pending();
+  if (pending_count_ && !faulted_) accept_pending();
   phase_ = StepPhase::kIssue;
   for (int e = 0; e < kNumEngines && !faulted_; ++e) {
     if (busy_[e] || ready_[e].empty()) continue;
@@ -560,14 +588,18 @@ void PeScheduler::step() {
     issue(Engine(e));
   }
   phase_ = StepPhase::kNone;
-  if (faulted_ || timed_ == 0) return;
-  // The next instant a stage ends (an earlier pending notification wins).
-  const sc_core::sc_time* next = &done_at_[__builtin_ctz(timed_)];
-  for (uint32_t m = timed_ & (timed_ - 1); m != 0; m &= m - 1) {
-    const int e = __builtin_ctz(m);
-    if (done_at_[e] < *next) next = &done_at_[e];
+  if (faulted_) return;
+  // The next instant a stage ends or a write annotated ahead begins (an
+  // earlier pending notification wins).
+  const sc_core::sc_time* next = nullptr;
+  for (const Pending& p : pending_) {
+    if (p.payload && p.at > now && (!next || p.at < *next)) next = &p.at;
   }
-  step_event_.notify(*next - now);
+  for (uint32_t m = timed_; m != 0; m &= m - 1) {
+    const int e = __builtin_ctz(m);
+    if (!next || done_at_[e] < *next) next = &done_at_[e];
+  }
+  if (next) step_event_.notify(*next - now);
 }
 
 }  // namespace kb

@@ -23,7 +23,13 @@
 //   the simulation goes on. Two
 //   forms: b_transport blocks until accepted; nb_transport_fw (BEGIN_REQ)
 //   returns TLM_COMPLETED when accepted at once, else TLM_ACCEPTED and the
-//   acceptance follows as BEGIN_RESP on the backward path. A READ of 8
+//   acceptance follows as BEGIN_RESP on the backward path. A BEGIN_REQ with
+//   a delay begins `delay` from now (the base protocol's timing
+//   annotation): it is taken then, or once a slot frees, as if written at
+//   that time; its descriptor is checked when it is sent. Each initiator on
+//   `in` has at most one write outstanding (the base protocol's request
+//   exclusion); writes waiting for a slot are taken in the order they
+//   began, writes that began together in the order of their sockets. A READ of 8
 //   bytes at kDrainAddress (b_transport, from a thread) returns when every
 //   accepted descriptor has completed, with the number of descriptors
 //   completed so far (the completion register, little-endian). Any other
@@ -70,6 +76,7 @@
 #include "models/pe/scheduler/tile_plan.h"
 #include "models/trace/op_log.h"
 #include "models/util/module_payload.h"
+#include "models/util/sim_time.h"
 
 namespace kb {
 
@@ -151,7 +158,7 @@ class PeScheduler : public sc_core::sc_module {
   const Stage* gated_recv() const { return gated_recv_; }
   size_t occupancy() const { return inflight_; }
   // A descriptor write held by a full queue (deadlock report).
-  bool writer_blocked() const { return blocked_writers_ > 0 || pending_write_ != nullptr; }
+  bool writer_blocked() const { return blocked_writers_ > 0 || next_pending() != nullptr; }
   uint64_t completed() const { return completed_; }  // descriptors completed since time 0
   // Notified (delta) whenever the queue becomes empty after a completion.
   const sc_core::sc_event& drained_event() const { return drained_; }
@@ -243,8 +250,19 @@ class PeScheduler : public sc_core::sc_module {
   // When each busy engine's stage ends, once the engine has answered; bit
   // e of timed_: engine e has answered and its done_at_ holds.
   uint32_t timed_ = 0;
-  // A descriptor write that found the queue full (nb_transport_fw form).
-  tlm::tlm_generic_payload* pending_write_ = nullptr;
+  // Descriptor writes (nb_transport_fw form) that found the queue full or
+  // have yet to begin: one per `in` socket, and when each begins.
+  struct Pending {
+    tlm::tlm_generic_payload* payload = nullptr;  // null: none
+    sc_core::sc_time at;
+    Incoming in;  // its descriptor
+  };
+  std::vector<Pending> pending_;  // by `in` socket
+  size_t pending_count_ = 0;
+  // The pending write taken next: the earliest begun by now, the lowest
+  // socket among those that began together; null when none has begun.
+  Pending* next_pending();
+  const Pending* next_pending() const { return const_cast<PeScheduler*>(this)->next_pending(); }
   // Each engine socket's bound interface, cached once bound: the issue path
   // skips sc_vector's and sc_port's indirections (issue 16 item 2).
   tlm::tlm_fw_transport_if<>* engine_fw_[kNumEngines] = {};
@@ -274,9 +292,7 @@ class PeScheduler : public sc_core::sc_module {
   static_assert(kNumEngines <= 32);
   sc_core::sc_event step_event_;
   sc_core::sc_event abandoned_;  // after a fault: the last abandoned stage's end
-  int pending_from_ = 0;  // the `in` socket pending_write_ came through
-  Incoming pending_;      // its descriptor
-  Incoming nb_in_;        // scratch of nb_transport_fw (swapped into pending_)
+  Incoming nb_in_;        // scratch of nb_transport_fw (swapped into a Pending)
   uint64_t last_id_ = 0;  // the last accepted command id (unwrapping completion ids)
   // Per peer: SENDs / RECVs accepted and issued (program order per peer).
   std::vector<uint64_t> sends_accepted_, sends_issued_, recvs_accepted_, recvs_issued_;
