@@ -55,6 +55,11 @@ Pe::Pe(sc_core::sc_module_name name, const PeConfig& cfg, PePlace place, const L
   link(pe_ipc.mem, pe_bus.in);  // messages to other PEs' IPC windows, HBM sources (issue 14 item 5)
   pe_ipc.set_self(place_.global);
   pe_scheduler.set_pes(place_.pes());
+  // Same-time work across PEs runs in the order of their global numbers
+  // (models/util/instant_calendar.h).
+  pe_scheduler.set_pe(place_.global);
+  pe_ipc.set_pe(place_.global);
+  pe_dma.set_pe(place_.global);
   if (place_.pes() > 1) table_.bound_to_slice();
   // A RECV issues once its message is in (issue 14 item 5).
   pe_scheduler.set_recv_gate([this](uint32_t src) { return pe_ipc.message_ready(src); });

@@ -703,6 +703,70 @@ TEST(IpcTiming, RecvWaitsForTheMessagesLatestByteNotItsLastBurst) {
   EXPECT_EQ(j["recv_start"].get<uint64_t>(), j["long_end"].get<uint64_t>());
 }
 
+// --- same-instant order across PEs (models/util/instant_calendar.h)
+
+// A process that notifies itself at every cycle edge for a while: its
+// timed notifications share the PEs' instants and reorder SystemC's timed
+// queue, so without a canonical order the PEs' same-time processes would
+// run in another order.
+struct EdgeNoise : sc_core::sc_module {
+  sc_core::sc_event tick;
+  int left;
+  EdgeNoise(sc_core::sc_module_name n, int ticks) : sc_module(n), left(ticks) {
+    SC_HAS_PROCESS(EdgeNoise);
+    SC_METHOD(on_tick);
+    sensitive << tick;
+  }
+  void on_tick() {
+    if (left-- > 0) tick.notify(sc_core::sc_time(1, sc_core::SC_NS));
+  }
+};
+
+// PEs 1, 2 and 3 send PE 0 the same message at the same instant; PE 0
+// receives them in the order 3, 2, 1. Their DATA meets at PE 0's receive
+// port: served in PE order (PE 1's first), and every record the same with
+// the noise as without it.
+nlohmann::json three_senders(bool noise) {
+  return run_function_isolated([noise] {
+    PeConfig cfg;
+    PeTop top(cfg, 4);
+    std::unique_ptr<EdgeNoise> n;
+    if (noise) n = std::make_unique<EdgeNoise>("noise", 20000);
+    for (uint32_t p = 1; p < 4; ++p) {
+      top.pe(p).launch("tx", [](Tl& tl) {
+        const Tensor a = tl.tcm("a", 64, 256, Dtype::kBf16);
+        test::init(tl, {a});
+        tl.send(a, 0);
+      });
+    }
+    top.pe(0).launch("rx", [](Tl& tl) {
+      const Tensor x = tl.tcm("x", 64, 256, Dtype::kBf16);
+      for (uint32_t src : {3u, 2u, 1u}) tl.recv(x, src);
+    });
+    sc_core::sc_start();
+    nlohmann::json j;
+    for (uint32_t p = 0; p < 4; ++p) {
+      Pe& pe = top.pe(p);
+      pe.op_log().flush();
+      for (const OpRecord& r : pe.op_log().records()) j["records"][p].push_back(op_log_csv_row(r));
+      for (const OpRecord& r : pe.op_log().records())
+        if (r.kind == RecordKind::kSend) j["send_end"][p] = r.end_ps;
+    }
+    return j;
+  });
+}
+
+TEST(IpcSameInstant, SendersMeetingAtOnePortAreServedInPeOrderWhateverSystemCRunsFirst) {
+  const nlohmann::json quiet = three_senders(false);
+  const nlohmann::json noisy = three_senders(true);
+  ASSERT_FALSE(quiet.contains("error")) << quiet.dump();
+  ASSERT_FALSE(noisy.contains("error")) << noisy.dump();
+  const uint64_t e1 = quiet["send_end"][1], e2 = quiet["send_end"][2], e3 = quiet["send_end"][3];
+  EXPECT_LT(e1, e2);
+  EXPECT_LT(e2, e3);
+  EXPECT_EQ(quiet["records"], noisy["records"]);
+}
+
 // --- item 7: the deadlock diagnostic
 
 TEST(IpcDeadlock, MismatchedRecvs) {

@@ -27,9 +27,6 @@ PeCpu::PeCpu(sc_core::sc_module_name name, const PeConfig& cfg, TensorTable& tab
   SC_METHOD(update_signals);
   sensitive << changed_;
   dont_initialize();
-  SC_METHOD(dispatched);
-  sensitive << dispatch_done_;
-  dont_initialize();
   cmd.register_nb_transport_bw(this, &PeCpu::nb_transport_bw);
   safe_start_ps_ = clock_.max_ps() / 4;
   safe_cycles_ = clock_.cycle_at(safe_start_ps_);
@@ -302,7 +299,7 @@ void PeCpu::start_next() {
   step_start_ps_ = now_ps();
   if (StreamingStats* st = log_.stats()) st->cpu_busy(step_start_ps_, true);
   set_state(CpuState::kDispatching);
-  dispatch_done_.notify(charged);
+  dispatch_end_.notify(charged);
 }
 
 void PeCpu::dispatched() {

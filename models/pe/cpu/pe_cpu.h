@@ -68,6 +68,7 @@
 #include "models/pe/tl_target.h"
 #include "models/trace/launch_result.h"
 #include "models/trace/op_log.h"
+#include "models/util/instant_calendar.h"
 #include "models/util/module_payload.h"
 
 namespace kb {
@@ -150,7 +151,10 @@ class PeCpu : public sc_core::sc_module, public TlTarget {
                     Dtype dtype, uint64_t address, int64_t row_stride) override;
   DispatchTotals dispatch_totals() const override;
   const PePlace& place() const override { return place_; }
-  void set_place(const PePlace& p) { place_ = p; }  // the PE, at construction
+  void set_place(const PePlace& p) {  // the PE, at construction
+    place_ = p;
+    dispatch_end_.set_pe(p.global);
+  }
   // What the next dispatch() will be numbered: its command ID (when it is
   // not tl.cycles(n)) and its ticket (see CommandFault).
   uint64_t next_command_id() const override { return next_id_; }
@@ -204,7 +208,7 @@ class PeCpu : public sc_core::sc_module, public TlTarget {
   static size_t slot(size_t i, size_t head) { return (head + i) & (kRunAhead - 1); }
   size_t slot(size_t i) const { return slot(i, head_); }
   void start_next();   // the head command starts dispatching, or the pipeline idles
-  void dispatched();   // SC_METHOD on dispatch_done_: write the descriptor
+  void dispatched();   // dispatch_end_: write the descriptor
   void write_head();
   void accepted();     // the scheduler took the descriptor
   tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload& payload, tlm::tlm_phase& phase,
@@ -272,7 +276,10 @@ class PeCpu : public sc_core::sc_module, public TlTarget {
   bool kernel_blocked_ = false;    // the kernel thread waits for room in ahead_
   uint64_t step_start_ps_ = 0;     // the head command's dispatch began
   uint64_t written_ps_ = 0;        // ... and its write was issued
-  sc_core::sc_event dispatch_done_, room_, idle_;
+  sc_core::sc_event room_, idle_;
+  // The head command's dispatch ends: an actor of the instant calendar
+  // (models/util/instant_calendar.h), not a process of its own.
+  InstantActor dispatch_end_{InstantKind::kCpuDispatchEnd, [this] { dispatched(); }};
 };
 
 }  // namespace kb

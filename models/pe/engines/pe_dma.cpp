@@ -30,10 +30,6 @@ uint64_t dma_cycles(const PeConfig& cfg, const Stage& s) {
 
 PeDma::PeDma(sc_core::sc_module_name name, const PeConfig& cfg) : StageEngine(name, cfg), mem("mem") {
   mem.register_nb_transport_bw(this, &PeDma::nb_transport_bw);
-  SC_HAS_PROCESS(PeDma);
-  SC_METHOD(resume);
-  sensitive << resume_;
-  dont_initialize();
 }
 
 bool PeDma::in_tcm(const BytePattern& p) const {

@@ -25,6 +25,7 @@
 #include <tlm_utils/simple_initiator_socket.h>
 
 #include "models/pe/engines/stage_engine.h"
+#include "models/util/instant_calendar.h"
 #include "models/util/module_payload.h"
 
 namespace kb {
@@ -43,6 +44,8 @@ class PeDma : public StageEngine {
   tlm_utils::simple_initiator_socket<PeDma> mem;  // to HBM, through the PE's bus
 
   PeDma(sc_core::sc_module_name name, const PeConfig& cfg);
+  // Its place among the PEs at an instant (models/util/instant_calendar.h).
+  void set_pe(uint32_t pe) { resume_.set_pe(pe); }
 
  protected:
   uint64_t cycles_of(const Stage& s) const override { return dma_cycles(cfg_, s); }
@@ -66,7 +69,7 @@ class PeDma : public StageEngine {
   void burst_done(const sc_core::sc_time& delay);  // a burst's response
   tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload& p, tlm::tlm_phase& phase,
                                      sc_core::sc_time& delay);
-  void resume();  // SC_METHOD on resume_: the next burst after a late response
+  void resume();  // resume_: the next burst after a late response
   [[noreturn]] void burst_failed();
 
   const Stage* stage_ = nullptr;
@@ -94,7 +97,7 @@ class PeDma : public StageEngine {
   uint64_t start_ps_ = 0, end_ps_ = 0;
   uint64_t setup_ps_ = 0;  // the setup's end, from start_ps_
   bool late_ = false;  // a burst answered later: the stage finishes later
-  sc_core::sc_event resume_;
+  InstantActor resume_{InstantKind::kDmaResume, [this] { resume(); }};
 };
 
 }  // namespace kb

@@ -22,16 +22,6 @@ PeIpc::PeIpc(sc_core::sc_module_name name, const PeConfig& cfg) : StageEngine(na
   msg.register_nb_transport_fw(this, &PeIpc::nb_transport_fw);
   msg.register_transport_dbg(this, &PeIpc::transport_dbg);
   mem.register_nb_transport_bw(this, &PeIpc::nb_transport_bw);
-  SC_HAS_PROCESS(PeIpc);
-  SC_METHOD(resume);
-  sensitive << resume_;
-  dont_initialize();
-  SC_METHOD(free_slots);
-  sensitive << free_ev_;
-  dont_initialize();
-  SC_METHOD(arrived);
-  sensitive << arrival_ev_;
-  dont_initialize();
 }
 
 std::string PeIpc::undelivered() const {

@@ -68,6 +68,7 @@
 #include <tlm_utils/simple_target_socket.h>
 
 #include "models/config/pe_config.h"
+#include "models/util/instant_calendar.h"
 #include "models/pe/engines/stage_engine.h"
 #include "models/util/busy_calendar.h"
 #include "models/util/module_payload.h"
@@ -96,6 +97,12 @@ class PeIpc : public StageEngine {
   tlm_utils::simple_initiator_socket<PeIpc> mem;        // to other PEs' windows and HBM, through the PE's bus
 
   PeIpc(sc_core::sc_module_name name, const PeConfig& cfg);
+  // Its place among the PEs at an instant (models/util/instant_calendar.h).
+  void set_pe(uint32_t pe) {
+    arrival_ev_.set_pe(pe);
+    free_ev_.set_pe(pe);
+    resume_.set_pe(pe);
+  }
   // This PE's global number (the HEADER's source and the window it owns).
   void set_self(uint32_t global) { self_ = global; }
 
@@ -150,8 +157,8 @@ class PeIpc : public StageEngine {
   uint64_t port_write(uint64_t arrive_ps, uint64_t n);  // the port's end time
   void take_slot(uint32_t src, uint64_t bytes, uint64_t header_in_ps);
   void data_write(tlm::tlm_generic_payload& p, uint32_t src, sc_core::sc_time& delay);
-  void free_slots();  // SC_METHOD on free_ev_: slots whose recv ended; waiting HEADERs
-  void arrived();     // SC_METHOD on arrival_ev_
+  void free_slots();  // free_ev_: slots whose recv ended; waiting HEADERs
+  void arrived();     // arrival_ev_
   bool slot_free(uint32_t src) const;  // a HEADER from src may take a slot now
   Message* oldest(uint32_t src);
 
@@ -173,7 +180,7 @@ class PeIpc : public StageEngine {
   void start_recv_copy();
   tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload& p, tlm::tlm_phase& phase,
                                      sc_core::sc_time& delay);
-  void resume();  // SC_METHOD on resume_
+  void resume();  // resume_
   void next_phase();
 
   uint32_t self_ = 0;
@@ -185,10 +192,10 @@ class PeIpc : public StageEngine {
   std::deque<std::pair<uint64_t, uint32_t>> free_at_ps_;
   // One notification per message completed (an sc_event would keep only
   // the earliest of several pending).
-  sc_core::sc_event_queue arrival_ev_;
+  InstantQueue arrival_ev_{InstantKind::kIpcArrival, [this] { arrived(); }};
   std::function<void()> on_arrival_;
   BusyCalendar receive_port_;  // the receive port's writes booked ahead
-  sc_core::sc_event free_ev_;
+  InstantActor free_ev_{InstantKind::kIpcSlotsFree, [this] { free_slots(); }};
   sc_core::sc_event slot_granted_;  // b_transport HEADERs
 
   // The stage under way.
@@ -204,7 +211,7 @@ class PeIpc : public StageEngine {
   std::vector<uint8_t> scratch_;  // timing mode: a burst's worth
   uint8_t header_[kIpcHeaderBytes] = {};
   ModulePayload burst_;
-  sc_core::sc_event resume_;
+  InstantActor resume_{InstantKind::kIpcResume, [this] { resume(); }};
 };
 
 }  // namespace kb

@@ -30,9 +30,6 @@ PeScheduler::PeScheduler(sc_core::sc_module_name name, const PeConfig& cfg,
   SC_METHOD(update_signals);
   sensitive << changed_;
   dont_initialize();
-  SC_METHOD(step);
-  sensitive << step_event_;
-  dont_initialize();
   for (int e = 0; e < kNumEngines; ++e) {
     Issued& is = issued_[e];
     is.ext = new StageExtension;  // owned by the payload from here on
@@ -243,7 +240,9 @@ tlm::tlm_sync_enum PeScheduler::nb_transport_fw(int from, tlm::tlm_generic_paylo
     // A step when it begins (a step under way schedules itself when it
     // ends). Begun with the queue full: the step of a completion takes it.
     if (ahead) {
-      if (phase_ == StepPhase::kNone) step_event_.notify(delay);
+      // As at a step's end (step()): with the queue full, a completion's step.
+      const bool takeable = inflight_ < cfg_.scheduler.queue_depth || timed_ == 0;
+      if (phase_ == StepPhase::kNone && takeable) step_.notify(delay);
     } else if (inflight_ < cfg_.scheduler.queue_depth) {
       request_step();  // behind writes that began earlier, with a slot free
     }
@@ -493,7 +492,7 @@ void PeScheduler::stage_answered(Engine e, const sc_core::sc_time& delay) {
   // The engine is busy until then; a step completes the stage.
   done_at_[int(e)] = sim_now() + delay;
   timed_ |= 1u << int(e);
-  if (phase_ == StepPhase::kNone) step_event_.notify(delay);  // a step schedules itself when it ends
+  if (phase_ == StepPhase::kNone) step_.notify(delay);  // a step schedules itself when it ends
 }
 
 tlm::tlm_sync_enum PeScheduler::nb_transport_bw(tlm::tlm_generic_payload& payload,
@@ -560,7 +559,7 @@ void PeScheduler::finish_issued(Engine e) {
 }
 
 void PeScheduler::request_step() {
-  if (phase_ == StepPhase::kNone || phase_ == StepPhase::kIssue) step_event_.notify(sc_core::SC_ZERO_TIME);
+  if (phase_ == StepPhase::kNone || phase_ == StepPhase::kIssue) step_.notify(sc_core::SC_ZERO_TIME);
 }
 
 // The canonical order of an instant (issue 16 item 1; README,
@@ -589,17 +588,22 @@ void PeScheduler::step() {
   }
   phase_ = StepPhase::kNone;
   if (faulted_) return;
-  // The next instant a stage ends or a write annotated ahead begins (an
-  // earlier pending notification wins).
+  // The next instant a stage ends, or a write annotated ahead begins while
+  // it could be taken: with the queue full, the step of the completion that
+  // frees a slot takes it (no step at its beginning, the cost of most of
+  // PE_CPU's stalled writes), unless no stage is under way to complete. An
+  // earlier pending notification wins.
   const sc_core::sc_time* next = nullptr;
-  for (const Pending& p : pending_) {
-    if (p.payload && p.at > now && (!next || p.at < *next)) next = &p.at;
+  if (inflight_ < cfg_.scheduler.queue_depth || timed_ == 0) {
+    for (const Pending& p : pending_) {
+      if (p.payload && p.at > now && (!next || p.at < *next)) next = &p.at;
+    }
   }
   for (uint32_t m = timed_; m != 0; m &= m - 1) {
     const int e = __builtin_ctz(m);
     if (!next || done_at_[e] < *next) next = &done_at_[e];
   }
-  if (next) step_event_.notify(*next - now);
+  if (next) step_.notify(*next - now);
 }
 
 }  // namespace kb

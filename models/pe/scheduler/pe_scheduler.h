@@ -50,7 +50,9 @@
 //   oldest ready stage (engine-table order). Which stage an engine takes
 //   thus never depends on the order in which SystemC ran same-time
 //   processes, and an instant costs one activation, not one per engine and
-//   event.
+//   event. step() is an actor of the simulation's instant calendar
+//   (models/util/instant_calendar.h), which runs the PEs' same-time work in
+//   PE order.
 #pragma once
 
 #include <cstdint>
@@ -75,6 +77,7 @@
 #include "models/pe/tensor_table.h"
 #include "models/pe/scheduler/tile_plan.h"
 #include "models/trace/op_log.h"
+#include "models/util/instant_calendar.h"
 #include "models/util/module_payload.h"
 #include "models/util/sim_time.h"
 
@@ -145,6 +148,8 @@ class PeScheduler : public sc_core::sc_module {
 
   // The PE count of the top (PePlace::pes()): IPC peers are below it.
   void set_pes(uint32_t pes) { pes_ = pes; }
+  // Its place among the PEs at an instant (models/util/instant_calendar.h).
+  void set_pe(uint32_t pe) { step_.set_pe(pe); }
   // PE_IPC (issue 14 item 5): sends to one PE and recvs from one PE issue
   // in program order, and a RECV issues only once `recv_gate(src)` says its
   // message is in, so a RECV never holds PE_IPC waiting. wake(e) looks
@@ -215,7 +220,7 @@ class PeScheduler : public sc_core::sc_module {
   void queue_ready(InFlight& f);  // every stage the plan has ready
   void complete_stage(InFlight& f, uint32_t slot);
   void complete_command(InFlight& f);
-  void step();           // SC_METHOD on step_event_: one instant, in canonical order
+  void step();           // step_: one instant, in canonical order
   void end_of_elaboration() override;  // caches each engine socket's bound interface
   void request_step();   // a step one delta later, unless the step under way has yet to issue
   void issue(Engine e);  // the step's issue phase
@@ -290,7 +295,8 @@ class PeScheduler : public sc_core::sc_module {
   };
   Issued issued_[kNumEngines];
   static_assert(kNumEngines <= 32);
-  sc_core::sc_event step_event_;
+  // An actor of the instant calendar (models/util/instant_calendar.h).
+  InstantActor step_{InstantKind::kSchedulerStep, [this] { step(); }};
   sc_core::sc_event abandoned_;  // after a fault: the last abandoned stage's end
   Incoming nb_in_;        // scratch of nb_transport_fw (swapped into a Pending)
   uint64_t last_id_ = 0;  // the last accepted command id (unwrapping completion ids)
