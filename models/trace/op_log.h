@@ -17,6 +17,13 @@
 // PE_CPU's, come before its engine stages of the same end time. Every
 // consumer (kept records, CSV, statistics, trace) sees this order. Memory:
 // one instant's records.
+//
+// One record may arrive late: PE_CPU posts a descriptor write ahead of its
+// dispatch's end (pe_cpu.h) and learns that the dispatch ended only when
+// the write is accepted, maybe after a stall. It announces the record with
+// hold(end_ps) when it posts; records ending at or after end_ps are then
+// held until release(), so the late record takes its place in the
+// canonical order. Memory: the records of the instants a stall spans.
 #pragma once
 
 #include <cstdint>
@@ -80,9 +87,16 @@ class OpLog {
   // written through an OutputFile (throws OutputError if it cannot be).
   void configure(bool keep, const std::string& csv_path);
   ~OpLog();
-  // A record as it ends (its end_ps is now). Throws std::logic_error if it
-  // ends before a record already added.
+  // A record as it ends (its end_ps is now), or one announced by hold()
+  // later. Throws std::logic_error if it ends before a record already added
+  // and is not held.
   void add(const OpRecord& r);
+  // A record ending at `end_ps` (not before the latest end time added) will
+  // be added later: records from there on are held until release(). One
+  // hold at a time; a new one replaces it.
+  void hold(uint64_t end_ps) { hold_ps_ = end_ps; }
+  // The announced record was added (or will not be): held records pass on.
+  void release();
   // Passes the held records (those of the latest end time) on, in canonical
   // order. begin_launch() and close() flush; so does time moving on. Call
   // it at the end of a run, before reading records() or the statistics.
@@ -108,7 +122,7 @@ class OpLog {
   void command_done(uint64_t id) {
     if (!trace_) return;
     if (instant_.empty()) trace_command_done(id);
-    else done_.push_back(id);
+    else done_.push_back({instant_ps_, id});
   }
   void account(Component c, RecordKind kind, uint64_t start_ps, uint64_t end_ps) {
     // PE_CPU is busy while dispatching or spending tl.cycles, not while stalled.
@@ -155,10 +169,16 @@ class OpLog {
   TraceProcess* trace_ = nullptr;
   void trace_command_done(uint64_t id);
   void emit(const OpRecord& r);  // to every consumer
+  void emit_before(uint64_t end_ps);  // the held records ending before end_ps, in order
   std::vector<OpRecord> records_;
-  std::vector<OpRecord> instant_;  // held records, all ending at instant_ps_
-  std::vector<uint64_t> done_;     // commands completed while records were held
-  uint64_t instant_ps_ = 0;        // the latest end time added
+  // Held records: those ending at instant_ps_, and while a hold is on, every
+  // one ending at or after hold_ps_.
+  std::vector<OpRecord> instant_;
+  // Commands completed while records were held, with the latest end time
+  // added then: told once every record ending by then has passed on.
+  std::vector<std::pair<uint64_t, uint64_t>> done_;
+  uint64_t instant_ps_ = 0;  // the latest end time added
+  uint64_t hold_ps_ = UINT64_MAX;  // hold(): none
 };
 
 }  // namespace kb

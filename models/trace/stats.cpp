@@ -212,6 +212,12 @@ StreamingStats::StreamingStats(uint32_t queue_depth) : queue_depth_(queue_depth)
 }
 
 void StreamingStats::advance(uint64_t now_ps) {
+  if (cpu_idle_at_ < now_ps) {  // the dispatch ended on the way
+    const uint64_t end = cpu_idle_at_;
+    cpu_idle_at_ = UINT64_MAX;
+    advance(end);
+    cpu_busy_ = false;
+  }
   if (now_ps <= last_ps_) return;
   const uint64_t dt = now_ps - last_ps_;
   auto integrate = [&](WindowStats& w, double& area) {
@@ -247,6 +253,7 @@ void StreamingStats::add(const OpRecord& r) {
 
 void StreamingStats::cpu_busy(uint64_t now_ps, bool busy) {
   advance(now_ps);
+  if (cpu_idle_at_ <= now_ps) cpu_idle_at_ = UINT64_MAX;  // ends now: this call says what follows
   cpu_busy_ = busy;
 }
 

@@ -116,6 +116,10 @@ class StreamingStats {
   void begin_launch(const std::string& kernel, uint64_t now_ps);
   void add(const OpRecord& r);
   void cpu_busy(uint64_t now_ps, bool busy);  // dispatching or tl.cycles
+  // The dispatch under way ends at `end_ps` (PE_CPU knows it when it
+  // starts: pe_cpu.h): PE_CPU is idle from then unless cpu_busy() says
+  // otherwise first.
+  void cpu_idle_at(uint64_t end_ps) { cpu_idle_at_ = end_ps; }
   void engine_busy(uint64_t now_ps, int engine, bool busy);  // engine: int(kb::Engine)
   void occupancy(uint64_t now_ps, uint32_t n);
   // Windows named by begin_launch() and bounded by `launches` (PE_CPU's
@@ -134,6 +138,7 @@ class StreamingStats {
   double launch_area_ = 0;  // of the current launch
   uint64_t last_ps_ = 0, last_record_end_ = 0;
   bool cpu_busy_ = false;
+  uint64_t cpu_idle_at_ = UINT64_MAX;  // cpu_idle_at(): none
   uint32_t engines_busy_ = 0;  // bit per engine
   uint32_t occupancy_ = 0;
 };

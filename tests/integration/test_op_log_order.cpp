@@ -138,6 +138,32 @@ TEST(OpLogOrder, ARecordEndingEarlierThanOneAddedIsAModellingError) {
   EXPECT_EQ(log.count(), 1u);
 }
 
+// PE_CPU announces a DISPATCH record ending at 300 ps when it sends the
+// write (hold) and adds it when the write is taken, after a stall, at 700
+// ps: the records ending at and after 300 ps wait for it, and every record
+// comes out in canonical order; those ending before 300 ps pass at once.
+TEST(OpLogOrder, AHeldRecordTakesItsPlaceWhenItArrivesLate) {
+  OpLog log;
+  log.configure(true, "");
+  log.add(rec(Component::kPeMath, RecordKind::kMath, 1, 0, 200));
+  log.hold(300);
+  log.add(rec(Component::kPeDma, RecordKind::kDmaRead, 1, 100, 250));  // before the hold: passes on
+  log.add(rec(Component::kPeGemm, RecordKind::kGemm, 2, 100, 400));
+  log.add(rec(Component::kPeGemm, RecordKind::kGemm, 3, 400, 700));
+  EXPECT_EQ(log.records().size(), 2u);  // 200 and 250 passed; 400 and 700 wait
+  log.add(rec(Component::kPeCpu, RecordKind::kDispatch, 4, 100, 300));  // late, as announced
+  log.release();
+  log.add(rec(Component::kPeCpu, RecordKind::kStall, 4, 300, 700));
+  log.add(rec(Component::kPeMath, RecordKind::kMath, 5, 700, 800));  // time moves on
+  std::vector<std::pair<uint64_t, uint64_t>> got;  // (end, cmd)
+  for (const OpRecord& r : log.records()) got.push_back({r.end_ps, r.cmd_id});
+  EXPECT_EQ(got, (std::vector<std::pair<uint64_t, uint64_t>>{{200, 1}, {250, 1}, {300, 4}, {400, 2}, {700, 3}, {700, 4}}));
+  log.flush();
+  EXPECT_EQ(log.records().size(), 7u);
+  // Without a hold the late record is a modelling error, as above.
+  EXPECT_THROW(log.add(rec(Component::kPeCpu, RecordKind::kDispatch, 6, 0, 750)), std::logic_error);
+}
+
 // ---- a real run ---------------------------------------------------------------
 
 // The key, from the CSV columns (independent of canonical_less).

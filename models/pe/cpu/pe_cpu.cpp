@@ -31,8 +31,10 @@ PeCpu::PeCpu(sc_core::sc_module_name name, const PeConfig& cfg, TensorTable& tab
   safe_start_ps_ = clock_.max_ps() / 4;
   safe_cycles_ = clock_.cycle_at(safe_start_ps_);
   if (cfg.cpu.descriptor_extension) {
-    ext_ = new CommandExtension;
-    payload_.set_extension(ext_);  // owned by the payload
+    for (Write& w : writes_) {
+      w.ext = new CommandExtension;
+      w.payload.set_extension(w.ext);  // owned by the payload
+    }
   }
 }
 
@@ -138,10 +140,10 @@ void PeCpu::add_metric(const std::string& name, double value) {
   if (current_) current_->metrics.emplace_back(name, value);
 }
 
-void PeCpu::add_cpu_record(RecordKind kind, uint64_t id, const Command* c, uint64_t start_ps,
+void PeCpu::add_cpu_record(RecordKind kind, uint64_t id, const Command* c, uint64_t start_ps, uint64_t end_ps,
                            const DispatchCost* cost) {
   if (!log_.wants_records()) {
-    log_.account(Component::kPeCpu, kind, start_ps, now_ps());
+    log_.account(Component::kPeCpu, kind, start_ps, end_ps);
     return;
   }
   OpRecord r;
@@ -151,7 +153,7 @@ void PeCpu::add_cpu_record(RecordKind kind, uint64_t id, const Command* c, uint6
   r.cmd_type = c ? command_type_name(*c) : "";
   if (const auto* m = c ? std::get_if<MathCmd>(c) : nullptr) r.op = to_string(m->op);
   r.start_ps = start_ps;
-  r.end_ps = now_ps();
+  r.end_ps = end_ps;
   if (cost) {
     r.logical_bytes = cost->logical_bytes;
     r.dispatch_cycles_exact = cost->exact_cycles;
@@ -200,6 +202,13 @@ void PeCpu::fault(uint64_t id, const char* cmd_type, const std::string& what) {
     faulted_ = true;
     stop_reason_ = "the PE stopped: command #" + std::to_string(id) + " " + cmd_type + ": " + what;
     return;
+  }
+  // A write posted and not taken: its dispatch ended if its time has come
+  // (PE_CPU wrote then, and then stalled); it is written no more.
+  if (posted_) {
+    posted_ = false;
+    if (written_ps_ <= now_ps()) end_dispatch(ahead_[head_]);
+    else if (log_.wants_records()) log_.release();
   }
   // Tickets of commands still in the pipeline are known; a command already
   // written is named by its ID (replay maps either to its line).
@@ -297,58 +306,74 @@ void PeCpu::start_next() {
   // ADR-0064 D1: PE_CPU is busy for the dispatch cycles, then writes.
   pipeline_busy_ = true;
   step_start_ps_ = now_ps();
-  if (StreamingStats* st = log_.stats()) st->cpu_busy(step_start_ps_, true);
+  StreamingStats* st = log_.stats();
+  if (st) st->cpu_busy(step_start_ps_, true);
   set_state(CpuState::kDispatching);
-  dispatch_end_.notify(charged);
-}
-
-void PeCpu::dispatched() {
-  if (faulted_) return;  // stopped by a CommandFault: nothing more is written
-  // A method: an exception must not escape it (SystemC would wrap it as
-  // E549 and abandon the run); it fails the launch instead.
+  const Queued& q = ahead_[head_];
+  if (q.id == 0) {  // tl.cycles(n): PE_CPU's own time (D5)
+    dispatch_end_.notify(charged);
+    return;
+  }
+  // The write is sent now, annotated to begin when the dispatch ends (issue
+  // 16 item 1): PE_SCHEDULER takes it then, or once a slot frees, as if
+  // written then, so PE_CPU needs no activation of its own at the end.
+  // What it did there is known now (the end, for the statistics) or done
+  // at the acceptance (the DISPATCH record, announced to the op log).
+  written_ps_ = step_start_ps_ + ps_of(charged);
+  posted_ = true;
+  if (st) st->cpu_idle_at(written_ps_);
+  if (log_.wants_records()) log_.hold(written_ps_);
+  if (signals_) changed_.notify(charged);  // the state turns stalled then, if not taken
   try {
-    write_head();
+    write_head(charged);
   } catch (const std::exception& e) {
     asan_forget_unwound_frames();  // models/util/asan_stack.h
-    const Queued& q = ahead_[head_];
+    if (posted_) {
+      posted_ = false;
+      if (log_.wants_records()) log_.release();
+    }
     fault_item(q.id, q.ticket, q.cmd, e.what());
   }
 }
 
-void PeCpu::write_head() {
+void PeCpu::dispatched() {
+  if (faulted_) return;  // stopped by a CommandFault: nothing more runs
+  // tl.cycles(n) has ended (ADR-0064 D5): nothing is written.
   Queued& q = ahead_[head_];
   if (StreamingStats* st = log_.stats()) st->cpu_busy(now_ps(), false);
-  (q.id == 0 ? current_->cpu_cycles_ps : current_->dispatch_ps) += now_ps() - step_start_ps_;
-  if (q.id == 0) {  // tl.cycles(n)
-    add_cpu_record(RecordKind::kCpuCycles, 0, &q.cmd, step_start_ps_, &q.cost);
-    accepted();
-    return;
+  current_->cpu_cycles_ps += now_ps() - step_start_ps_;
+  add_cpu_record(RecordKind::kCpuCycles, 0, &q.cmd, step_start_ps_, now_ps(), &q.cost);
+  accepted();
+}
+
+void PeCpu::write_head(const sc_core::sc_time& dispatch) {
+  Queued& q = ahead_[head_];
+  // Two payloads in turn: the next write is sent from inside the backward
+  // call that completes this one (base protocol: a transaction's payload
+  // is not reused before it completes).
+  Write& w = writes_[write_];
+  if (w.ext) {
+    w.ext->cmd = &q.cmd;
+    w.ext->id = q.id;
   }
-  add_cpu_record(RecordKind::kDispatch, q.id, &q.cmd, step_start_ps_, &q.cost);
-  written_ps_ = now_ps();
-  // The descriptor write; the scheduler holds it while the queue is full.
-  set_state(CpuState::kStalled);
-  if (ext_) {
-    ext_->cmd = &q.cmd;
-    ext_->id = q.id;
-  }
-  payload_.set_command(tlm::TLM_WRITE_COMMAND);
-  payload_.set_address(kQueueAddress);
-  payload_.set_data_ptr(q.bytes.data());  // logical_bytes long (desc::encode_into)
-  payload_.set_data_length(unsigned(q.bytes.size()));
-  payload_.set_streaming_width(unsigned(q.bytes.size()));
-  payload_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  tlm::tlm_generic_payload& p = w.payload;
+  p.set_command(tlm::TLM_WRITE_COMMAND);
+  p.set_address(kQueueAddress);
+  p.set_data_ptr(q.bytes.data());  // logical_bytes long (desc::encode_into)
+  p.set_data_length(unsigned(q.bytes.size()));
+  p.set_streaming_width(unsigned(q.bytes.size()));
+  p.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
   tlm::tlm_phase phase = tlm::BEGIN_REQ;
-  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-  payload_.acquire();  // released when the write completes, in accepted()
-  if (cmd->nb_transport_fw(payload_, phase, delay) == tlm::TLM_COMPLETED) accepted();
+  sc_core::sc_time delay = dispatch;
+  w.payload.acquire();  // released when the write completes, in accepted()
+  if (cmd->nb_transport_fw(p, phase, delay) == tlm::TLM_COMPLETED) accepted();
   // Otherwise TLM_ACCEPTED: the acceptance arrives on nb_transport_bw.
 }
 
 tlm::tlm_sync_enum PeCpu::nb_transport_bw(tlm::tlm_generic_payload& payload, tlm::tlm_phase& phase,
                                           sc_core::sc_time& delay) {
   (void)delay;
-  if (&payload != &payload_ || phase != tlm::BEGIN_RESP || !pipeline_busy_) {
+  if (&payload != &writes_[write_].payload || phase != tlm::BEGIN_RESP || !posted_) {
     SC_REPORT_ERROR(name(), "nb_transport_bw: unexpected phase or transaction");
     return tlm::TLM_COMPLETED;
   }
@@ -359,15 +384,23 @@ tlm::tlm_sync_enum PeCpu::nb_transport_bw(tlm::tlm_generic_payload& payload, tlm
 void PeCpu::accepted() {
   Queued& q = ahead_[head_];
   if (q.id != 0) {
-    payload_.release();
-    if (ext_) ext_->cmd = nullptr;
-    if (payload_.is_response_error()) {
-      SC_REPORT_ERROR(name(), ("descriptor write failed: " + payload_.get_response_string()).c_str());
-    }
-    const uint64_t now = now_ps();
-    if (now > written_ps_) {
-      add_cpu_record(RecordKind::kStall, q.id, &q.cmd, written_ps_, nullptr);
-      current_->stall_ps += now - written_ps_;
+    posted_ = false;
+    Write& w = writes_[write_];
+    write_ ^= 1;  // the next write goes in the other payload
+    w.payload.release();
+    if (w.ext) w.ext->cmd = nullptr;
+    if (w.payload.is_response_error()) {
+      // A modelling error (PE_CPU's checks are the scheduler's): refused
+      // when sent, so the dispatch has no end to record.
+      if (log_.wants_records()) log_.release();
+      SC_REPORT_ERROR(name(), ("descriptor write failed: " + w.payload.get_response_string()).c_str());
+    } else {
+      end_dispatch(q);
+      const uint64_t now = now_ps();
+      if (now > written_ps_) {
+        add_cpu_record(RecordKind::kStall, q.id, &q.cmd, written_ps_, now, nullptr);
+        current_->stall_ps += now - written_ps_;
+      }
     }
     ++descriptors_written_;
   }
@@ -378,6 +411,14 @@ void PeCpu::accepted() {
     room_.notify();
   }
   start_next();
+}
+
+// The head command's dispatch ended at written_ps_ (now or earlier, its
+// write stalled since): what PE_CPU did there when it wrote at that time.
+void PeCpu::end_dispatch(const Queued& q) {
+  current_->dispatch_ps += written_ps_ - step_start_ps_;
+  add_cpu_record(RecordKind::kDispatch, q.id, &q.cmd, step_start_ps_, written_ps_, &q.cost);
+  if (log_.wants_records()) log_.release();
 }
 
 void PeCpu::sync() {
@@ -406,7 +447,9 @@ void PeCpu::drain() {
 }
 
 void PeCpu::update_signals() {
-  state_signal.write(uint32_t(state_));
+  // A posted write whose dispatch has ended waits for a slot (ADR-0064 D1).
+  const bool stalled = posted_ && now_ps() >= written_ps_;
+  state_signal.write(uint32_t(stalled ? CpuState::kStalled : state_));
   descriptors_signal.write(descriptors_written_);
 }
 

@@ -13,10 +13,14 @@
 // drained; its latency runs from its start to its last completion.
 //
 // Temporal decoupling: the kernel thread runs ahead of simulated time,
-// checking and costing commands and queueing up to kRunAhead of them; a
-// method spends each command's dispatch time and writes it (AT-style
-// nb_transport_fw, the acceptance of a stalled write arriving as BEGIN_RESP
-// on the backward path). The kernel thread synchronises only when it must
+// checking and costing commands and queueing up to kRunAhead of them. Each
+// command's descriptor write is sent when its dispatch starts, annotated to
+// begin when the dispatch ends (AT-style nb_transport_fw, BEGIN_REQ with
+// the dispatch time as delay); PE_SCHEDULER takes it then, or once a slot
+// frees, and answers with BEGIN_RESP on the backward path, where the next
+// write starts. PE_CPU thus spends no process activation per command; its
+// DISPATCH record is added at the acceptance (the op log holds later
+// records for it, op_log.h). The kernel thread synchronises only when it must
 // see the PE's state: draining, host access, a full run-ahead queue, and a
 // kernel error (the launch ends once the earlier commands are written). The
 // op log and every time are those of dispatching one command at a time.
@@ -208,9 +212,11 @@ class PeCpu : public sc_core::sc_module, public TlTarget {
   static size_t slot(size_t i, size_t head) { return (head + i) & (kRunAhead - 1); }
   size_t slot(size_t i) const { return slot(i, head_); }
   void start_next();   // the head command starts dispatching, or the pipeline idles
-  void dispatched();   // dispatch_end_: write the descriptor
-  void write_head();
-  void accepted();     // the scheduler took the descriptor
+  void dispatched();   // dispatch_end_: tl.cycles(n) has ended
+  void write_head(const sc_core::sc_time& dispatch);  // annotated to begin `dispatch` from now
+  void accepted();     // the scheduler took the descriptor, or tl.cycles(n) ended
+  struct Queued;
+  void end_dispatch(const Queued& q);  // the head's dispatch ended at written_ps_
   tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload& payload, tlm::tlm_phase& phase,
                                      sc_core::sc_time& delay);
   void sync();         // kernel thread: until every queued command is written
@@ -219,7 +225,7 @@ class PeCpu : public sc_core::sc_module, public TlTarget {
     if (signals_) changed_.notify();
   }
   void update_signals();  // SC_METHOD on changed_
-  void add_cpu_record(RecordKind kind, uint64_t id, const Command* c, uint64_t start_ps,
+  void add_cpu_record(RecordKind kind, uint64_t id, const Command* c, uint64_t start_ps, uint64_t end_ps,
                       const DispatchCost* cost);
 
   const PeConfig& cfg_;
@@ -251,10 +257,14 @@ class PeCpu : public sc_core::sc_module, public TlTarget {
   CpuState state_ = CpuState::kIdle;
   sc_core::sc_event changed_;
   bool signals_ = false;
-  // The descriptor payload is PE_CPU's own, reused for every write, with
-  // the memory manager the base protocol wants for nb_transport.
-  ModulePayload payload_;
-  CommandExtension* ext_ = nullptr;   // payload_'s, owned by it; null without the extension
+  // The descriptor payloads are PE_CPU's own, two used in turn (write_head),
+  // with the memory manager the base protocol wants for nb_transport.
+  struct Write {
+    ModulePayload payload;
+    CommandExtension* ext = nullptr;  // payload's, owned by it; null without the extension
+  };
+  Write writes_[2];
+  int write_ = 0;  // the one the head's write uses
   // dispatch() encodes here; enqueue() swaps it with the slot's buffer, so
   // warm buffers keep their capacity (no allocation per command).
   std::vector<uint8_t> encoded_;
@@ -275,7 +285,8 @@ class PeCpu : public sc_core::sc_module, public TlTarget {
   bool pipeline_busy_ = false;     // the head command is dispatching or stalled
   bool kernel_blocked_ = false;    // the kernel thread waits for room in ahead_
   uint64_t step_start_ps_ = 0;     // the head command's dispatch began
-  uint64_t written_ps_ = 0;        // ... and its write was issued
+  uint64_t written_ps_ = 0;        // ... and ends: its write begins
+  bool posted_ = false;            // the head's write is sent, not yet taken
   sc_core::sc_event room_, idle_;
   // The head command's dispatch ends: an actor of the instant calendar
   // (models/util/instant_calendar.h), not a process of its own.
