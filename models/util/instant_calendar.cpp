@@ -21,28 +21,18 @@ InstantCalendar::InstantCalendar() : wake_("kb_instant_calendar_wake") {
   sc_core::sc_spawn([this] { run(); }, "kb_instant_calendar", &o);
 }
 
-uint64_t InstantCalendar::sweep_for(const sc_core::sc_time& delay, uint64_t key) const {
-  if (delay != sc_core::SC_ZERO_TIME) return 0;
-  if (running_) return key > running_key_ ? sweep_ : sweep_ + 1;
-  return sweep_at_ == sim_now() ? sweep_ + 1 : 0;
-}
-
-void InstantCalendar::push(const Entry& e, const sc_core::sc_time& delay) {
-  heap_.push_back(e);
-  std::push_heap(heap_.begin(), heap_.end(), Later{});
-  // A sweep under way schedules the next when it ends; an earlier pending
-  // notification of wake_ wins.
-  if (!running_) wake_.notify(delay);
-}
-
 void InstantCalendar::run() {
   const sc_core::sc_time now = sim_now();
   if (heap_.empty() || heap_.front().at != now) return;  // a stale wake
   running_ = true;
-  sweep_ = heap_.front().sweep;
+  sweep_ = heap_.front().order >> kSweepShift;
   sweep_at_ = now;
   ++sweeps_;
-  while (!heap_.empty() && heap_.front().at == now && heap_.front().sweep == sweep_) {
+  if (sweep_ >= (uint64_t(1) << (64 - kSweepShift)) - 1) {
+    SC_REPORT_FATAL("kernbench/instant_calendar", "65535 sweeps at one instant: a zero-delay loop");
+  }
+  const uint64_t end = (sweep_ + 1) << kSweepShift;  // orders of this sweep are below
+  while (!heap_.empty() && heap_.front().at == now && heap_.front().order < end) {
     std::pop_heap(heap_.begin(), heap_.end(), Later{});
     const Entry e = heap_.back();
     heap_.pop_back();
@@ -51,8 +41,7 @@ void InstantCalendar::run() {
       if (!a->pending_ || a->gen_ != e.gen) continue;
       a->pending_ = false;
     }
-    running_key_ = e.key;
-    ++runs_;
+    running_key_ = e.order & ((uint64_t(1) << kSweepShift) - 1);
     try {
       e.actor->run_();
     } catch (...) {
@@ -71,22 +60,8 @@ InstantActorBase::InstantActorBase(InstantKind kind, std::function<void()> run)
 }
 
 void InstantActorBase::set_pe(uint32_t pe) {
+  if (pe >= (1u << 16)) SC_REPORT_FATAL("kernbench/instant_calendar", "global PE numbers must be below 65536");
   key_ = uint64_t(pe) << 32 | uint64_t(kind_) << 24 | (seq_ & 0xffffffu);
-}
-
-void InstantActor::notify(const sc_core::sc_time& delay) {
-  const sc_core::sc_time at = sim_now() + delay;
-  const uint64_t sweep = cal_.sweep_for(delay, key_);
-  if (pending_ && (at_ < at || (at_ == at && sweep_ <= sweep))) return;  // the earlier one stands
-  pending_ = true;
-  at_ = at;
-  sweep_ = sweep;
-  cal_.push({at, sweep, key_, this, ++gen_}, delay);
-}
-
-void InstantQueue::notify(const sc_core::sc_time& delay) {
-  const sc_core::sc_time at = sim_now() + delay;
-  cal_.push({at, cal_.sweep_for(delay, key_), key_, this, 0}, delay);
 }
 
 }  // namespace kb

@@ -26,11 +26,14 @@
 // notification runs it once).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <vector>
 
 #include <systemc>
+
+#include "models/util/sim_time.h"
 
 namespace kb {
 
@@ -90,29 +93,27 @@ class InstantCalendar {
  public:
   // The simulation's calendar, made at first use (during elaboration).
   static InstantCalendar& get();
-  // Processes run so far and actors run: a sweep is one process activation.
+  // Sweeps run so far: a sweep is one process activation.
   uint64_t sweeps() const { return sweeps_; }
-  uint64_t runs() const { return runs_; }
 
  private:
   friend class InstantActorBase;
   friend class InstantActor;
   friend class InstantQueue;
   InstantCalendar();
+  // 32 bytes, ordered by (at, order): order = sweep << 48 | key.
   struct Entry {
     sc_core::sc_time at;
-    uint64_t sweep;
-    uint64_t key;
+    uint64_t order;
     InstantActorBase* actor;
     uint64_t gen;  // InstantActor's notification; 0 for an InstantQueue
   };
   struct Later {
     bool operator()(const Entry& a, const Entry& b) const {
-      if (a.at != b.at) return a.at > b.at;
-      if (a.sweep != b.sweep) return a.sweep > b.sweep;
-      return a.key > b.key;
+      return a.at != b.at ? a.at > b.at : a.order > b.order;
     }
   };
+  static constexpr int kSweepShift = 48;  // keys are below 2^48 (set_pe)
   // The sweep a notification `delay` from now for `key` falls in.
   uint64_t sweep_for(const sc_core::sc_time& delay, uint64_t key) const;
   void push(const Entry& e, const sc_core::sc_time& delay);
@@ -126,7 +127,38 @@ class InstantCalendar {
   sc_core::sc_time sweep_at_ = sc_core::sc_max_time();  // the instant of the last sweep run
   uint64_t sweep_ = 0;                                    // ... and its number there
   uint32_t seq_ = 0;
-  uint64_t sweeps_ = 0, runs_ = 0;
+  uint64_t sweeps_ = 0;
 };
+
+// Inline: every PE event passes here.
+
+inline uint64_t InstantCalendar::sweep_for(const sc_core::sc_time& delay, uint64_t key) const {
+  if (delay != sc_core::SC_ZERO_TIME) return 0;
+  if (running_) return key > running_key_ ? sweep_ : sweep_ + 1;
+  return sweep_at_ == sim_now() ? sweep_ + 1 : 0;
+}
+
+inline void InstantCalendar::push(const Entry& e, const sc_core::sc_time& delay) {
+  heap_.push_back(e);
+  std::push_heap(heap_.begin(), heap_.end(), Later{});
+  // A sweep under way schedules the next when it ends; an earlier pending
+  // notification of wake_ wins.
+  if (!running_) wake_.notify(delay);
+}
+
+inline void InstantActor::notify(const sc_core::sc_time& delay) {
+  const sc_core::sc_time at = sim_now() + delay;
+  const uint64_t sweep = cal_.sweep_for(delay, key_);
+  if (pending_ && (at_ < at || (at_ == at && sweep_ <= sweep))) return;  // the earlier one stands
+  pending_ = true;
+  at_ = at;
+  sweep_ = sweep;
+  cal_.push({at, sweep << InstantCalendar::kSweepShift | key_, this, ++gen_}, delay);
+}
+
+inline void InstantQueue::notify(const sc_core::sc_time& delay) {
+  const sc_core::sc_time at = sim_now() + delay;
+  cal_.push({at, cal_.sweep_for(delay, key_) << InstantCalendar::kSweepShift | key_, this, 0}, delay);
+}
 
 }  // namespace kb
