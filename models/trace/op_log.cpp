@@ -93,41 +93,22 @@ void OpLog::configure(bool keep, const std::string& csv_path) {
 OpLog::~OpLog() = default;
 
 void OpLog::add(const OpRecord& r) {
-  if (r.end_ps < instant_ps_ && r.end_ps < hold_ps_) {
-    throw std::logic_error("op log: a " + std::string(to_string(r.component)) + " " + to_string(r.kind) +
-                           " record of command #" + std::to_string(r.cmd_id) + " ends at " +
-                           std::to_string(r.end_ps) + " ps, after a record ending at " +
-                           std::to_string(instant_ps_) + " ps was added (records are added as they end)");
+  if (has_ahead_ && ahead_.end_ps <= r.end_ps) {  // time has reached it
+    has_ahead_ = false;
+    add(ahead_);
   }
-  if (r.end_ps > instant_ps_) {
-    emit_before(std::min(r.end_ps, hold_ps_));  // time moved on: the earlier instants are complete
+  if (r.end_ps != instant_ps_) {
+    if (r.end_ps < instant_ps_) {
+      throw std::logic_error("op log: a " + std::string(to_string(r.component)) + " " + to_string(r.kind) +
+                             " record of command #" + std::to_string(r.cmd_id) + " ends at " +
+                             std::to_string(r.end_ps) + " ps, after a record ending at " +
+                             std::to_string(instant_ps_) + " ps was added (records are added as they end)");
+    }
+    emit_instant();  // time moved on: the earlier instant is complete
     instant_ps_ = r.end_ps;
   }
   account(r.component, r.kind, r.start_ps, r.end_ps);
   instant_.push_back(r);
-}
-
-void OpLog::release() {
-  hold_ps_ = UINT64_MAX;
-  emit_before(instant_ps_);
-}
-
-void OpLog::emit_before(uint64_t end_ps) {
-  size_t n = 0;
-  for (const OpRecord& r : instant_) n += r.end_ps < end_ps;
-  if (n == instant_.size()) return flush();
-  if (n != 0) {
-    // canonical_less orders by end time first: those ending before end_ps lead.
-    std::sort(instant_.begin(), instant_.end(), canonical_less);
-    for (size_t i = 0; i < n; ++i) emit(instant_[i]);
-    instant_.erase(instant_.begin(), instant_.begin() + ptrdiff_t(n));
-  }
-  size_t kept = 0;
-  for (const auto& d : done_) {
-    if (d.first < end_ps) trace_command_done(d.second);
-    else done_[kept++] = d;
-  }
-  done_.resize(kept);
 }
 
 void OpLog::emit(const OpRecord& r) {
@@ -138,10 +119,18 @@ void OpLog::emit(const OpRecord& r) {
 }
 
 void OpLog::flush() {
+  if (has_ahead_) {  // the run is over: its end has come (a write never taken, PE_CPU stalled)
+    has_ahead_ = false;
+    add(ahead_);
+  }
+  emit_instant();
+}
+
+void OpLog::emit_instant() {
   if (instant_.size() > 1) std::sort(instant_.begin(), instant_.end(), canonical_less);
   for (const OpRecord& r : instant_) emit(r);
   instant_.clear();
-  for (const auto& d : done_) trace_command_done(d.second);
+  for (uint64_t id : done_) trace_command_done(id);
   done_.clear();
 }
 

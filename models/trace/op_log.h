@@ -18,12 +18,12 @@
 // consumer (kept records, CSV, statistics, trace) sees this order. Memory:
 // one instant's records.
 //
-// One record may arrive late: PE_CPU posts a descriptor write ahead of its
-// dispatch's end (pe_cpu.h) and learns that the dispatch ended only when
-// the write is accepted, maybe after a stall. It announces the record with
-// hold(end_ps) when it posts; records ending at or after end_ps are then
-// held until release(), so the late record takes its place in the
-// canonical order. Memory: the records of the instants a stall spans.
+// One record may be known before it ends: PE_CPU sends a descriptor write
+// when its dispatch starts (pe_cpu.h), so it knows then when the DISPATCH
+// record ends. It adds it ahead (add_ahead); the log takes it as added
+// when time reaches its end, that is when a record ending then or later is
+// added, or at flush(). So the record is there even if the write is never
+// taken (a run that deadlocks), and never late.
 #pragma once
 
 #include <cstdint>
@@ -87,16 +87,22 @@ class OpLog {
   // written through an OutputFile (throws OutputError if it cannot be).
   void configure(bool keep, const std::string& csv_path);
   ~OpLog();
-  // A record as it ends (its end_ps is now), or one announced by hold()
-  // later. Throws std::logic_error if it ends before a record already added
-  // and is not held.
+  // A record as it ends (its end_ps is now). Throws std::logic_error if it
+  // ends before a record already added.
   void add(const OpRecord& r);
-  // A record ending at `end_ps` (not before the latest end time added) will
-  // be added later: records from there on are held until release(). One
-  // hold at a time; a new one replaces it.
-  void hold(uint64_t end_ps) { hold_ps_ = end_ps; }
-  // The announced record was added (or will not be): held records pass on.
-  void release();
+  // A record ending later than every record added so far: added when time
+  // reaches its end (above), or when the next one is added ahead (its start,
+  // by then, is past the previous one's end). cancel_ahead() drops it (the
+  // PE stopped before it ended).
+  void add_ahead(const OpRecord& r) {
+    if (has_ahead_) {  // the previous one has ended by now
+      has_ahead_ = false;
+      add(ahead_);
+    }
+    ahead_ = r;
+    has_ahead_ = true;
+  }
+  void cancel_ahead() { has_ahead_ = false; }
   // Passes the held records (those of the latest end time) on, in canonical
   // order. begin_launch() and close() flush; so does time moving on. Call
   // it at the end of a run, before reading records() or the statistics.
@@ -122,7 +128,7 @@ class OpLog {
   void command_done(uint64_t id) {
     if (!trace_) return;
     if (instant_.empty()) trace_command_done(id);
-    else done_.push_back({instant_ps_, id});
+    else done_.push_back(id);
   }
   void account(Component c, RecordKind kind, uint64_t start_ps, uint64_t end_ps) {
     // PE_CPU is busy while dispatching or spending tl.cycles, not while stalled.
@@ -169,16 +175,13 @@ class OpLog {
   TraceProcess* trace_ = nullptr;
   void trace_command_done(uint64_t id);
   void emit(const OpRecord& r);  // to every consumer
-  void emit_before(uint64_t end_ps);  // the held records ending before end_ps, in order
+  void emit_instant();           // the held records, in canonical order
   std::vector<OpRecord> records_;
-  // Held records: those ending at instant_ps_, and while a hold is on, every
-  // one ending at or after hold_ps_.
-  std::vector<OpRecord> instant_;
-  // Commands completed while records were held, with the latest end time
-  // added then: told once every record ending by then has passed on.
-  std::vector<std::pair<uint64_t, uint64_t>> done_;
-  uint64_t instant_ps_ = 0;  // the latest end time added
-  uint64_t hold_ps_ = UINT64_MAX;  // hold(): none
+  std::vector<OpRecord> instant_;  // held records, all ending at instant_ps_
+  std::vector<uint64_t> done_;     // commands completed while records were held
+  uint64_t instant_ps_ = 0;        // the latest end time added
+  OpRecord ahead_;                 // add_ahead()'s record
+  bool has_ahead_ = false;
 };
 
 }  // namespace kb

@@ -786,6 +786,25 @@ TEST(IpcDeadlock, MismatchedRecvs) {
   EXPECT_TRUE(j["pe"][1]["busy"].get<bool>());
 }
 
+// PE_CPU sends a write when its dispatch starts (pe_cpu.h): a write that is
+// never taken (the queue holds a RECV whose message never comes) still
+// ended its dispatch, and the op log has its DISPATCH record.
+TEST(IpcDeadlock, AWriteNeverTakenKeepsItsDispatchRecord) {
+  PeConfig cfg;
+  cfg.scheduler.queue_depth = 1;
+  const nlohmann::json j = run_top(cfg, {[](Tl& tl) {
+                                          tl.recv(tl.tcm("x", 8, 64, Dtype::kBf16), 1);  // #1: never arrives
+                                          tl.fill(tl.tcm("a", 8, 64, Dtype::kFp32), 1.0);  // #2: waits for the slot
+                                        },
+                                        Kernel()});
+  ASSERT_FALSE(j.contains("error")) << j.dump();
+  EXPECT_NE(j["deadlock"].get<std::string>(), "");
+  const nlohmann::json d1 = rec(j, 0, "DISPATCH", 1), d2 = rec(j, 0, "DISPATCH", 2);
+  EXPECT_EQ(start_of(d2), end_of(d1));
+  EXPECT_GT(end_of(d2), start_of(d2));
+  for (const auto& r : j["pe"][0]["records"]) EXPECT_NE(r["kind"], "STALL") << "never taken: no stall ended";
+}
+
 TEST(IpcDeadlock, SendCycleWithFullQueues) {
   PeConfig cfg;
   cfg.ipc.queue_depth = 1;

@@ -138,30 +138,37 @@ TEST(OpLogOrder, ARecordEndingEarlierThanOneAddedIsAModellingError) {
   EXPECT_EQ(log.count(), 1u);
 }
 
-// PE_CPU announces a DISPATCH record ending at 300 ps when it sends the
-// write (hold) and adds it when the write is taken, after a stall, at 700
-// ps: the records ending at and after 300 ps wait for it, and every record
-// comes out in canonical order; those ending before 300 ps pass at once.
-TEST(OpLogOrder, AHeldRecordTakesItsPlaceWhenItArrivesLate) {
+// PE_CPU knows when a DISPATCH record ends when it sends the write (at 100
+// ps, ending at 300 ps): added ahead, the log takes it when time reaches
+// 300 ps, in canonical order among the records of that instant (by command
+// there); a record
+// added ahead while one is pending means the first has ended. Cancelled,
+// it never appears.
+TEST(OpLogOrder, ARecordAddedAheadTakesItsPlaceWhenTimeReachesIt) {
   OpLog log;
   log.configure(true, "");
-  log.add(rec(Component::kPeMath, RecordKind::kMath, 1, 0, 200));
-  log.hold(300);
-  log.add(rec(Component::kPeDma, RecordKind::kDmaRead, 1, 100, 250));  // before the hold: passes on
-  log.add(rec(Component::kPeGemm, RecordKind::kGemm, 2, 100, 400));
-  log.add(rec(Component::kPeGemm, RecordKind::kGemm, 3, 400, 700));
-  EXPECT_EQ(log.records().size(), 2u);  // 200 and 250 passed; 400 and 700 wait
-  log.add(rec(Component::kPeCpu, RecordKind::kDispatch, 4, 100, 300));  // late, as announced
-  log.release();
-  log.add(rec(Component::kPeCpu, RecordKind::kStall, 4, 300, 700));
-  log.add(rec(Component::kPeMath, RecordKind::kMath, 5, 700, 800));  // time moves on
+  log.add(rec(Component::kPeMath, RecordKind::kMath, 1, 0, 100));
+  log.add_ahead(rec(Component::kPeCpu, RecordKind::kDispatch, 4, 100, 300));
+  log.add(rec(Component::kPeDma, RecordKind::kDmaRead, 1, 100, 250));
+  log.add(rec(Component::kPeGemm, RecordKind::kGemm, 2, 100, 300));
+  log.add(rec(Component::kPeGemm, RecordKind::kGemm, 3, 100, 700));
+  log.add_ahead(rec(Component::kPeCpu, RecordKind::kDispatch, 5, 700, 900));
+  log.add_ahead(rec(Component::kPeCpu, RecordKind::kDispatch, 6, 900, 1000));  // #5 has ended
+  log.add_ahead(rec(Component::kPeCpu, RecordKind::kDispatch, 7, 1000, 1200));
+  log.cancel_ahead();  // #7 never ends
+  log.flush();
   std::vector<std::pair<uint64_t, uint64_t>> got;  // (end, cmd)
   for (const OpRecord& r : log.records()) got.push_back({r.end_ps, r.cmd_id});
-  EXPECT_EQ(got, (std::vector<std::pair<uint64_t, uint64_t>>{{200, 1}, {250, 1}, {300, 4}, {400, 2}, {700, 3}, {700, 4}}));
-  log.flush();
-  EXPECT_EQ(log.records().size(), 7u);
-  // Without a hold the late record is a modelling error, as above.
-  EXPECT_THROW(log.add(rec(Component::kPeCpu, RecordKind::kDispatch, 6, 0, 750)), std::logic_error);
+  EXPECT_EQ(got, (std::vector<std::pair<uint64_t, uint64_t>>{
+                     {100, 1}, {250, 1}, {300, 2}, {300, 4}, {700, 3}, {900, 5}, {1000, 6}}));
+  // A record added ahead that the run ends before: flush() takes it (a
+  // write never taken still ended its dispatch).
+  OpLog stuck;
+  stuck.configure(true, "");
+  stuck.add_ahead(rec(Component::kPeCpu, RecordKind::kDispatch, 1, 0, 90));
+  stuck.flush();
+  ASSERT_EQ(stuck.records().size(), 1u);
+  EXPECT_EQ(stuck.records()[0].end_ps, 90u);
 }
 
 // ---- a real run ---------------------------------------------------------------

@@ -141,7 +141,7 @@ void PeCpu::add_metric(const std::string& name, double value) {
 }
 
 void PeCpu::add_cpu_record(RecordKind kind, uint64_t id, const Command* c, uint64_t start_ps, uint64_t end_ps,
-                           const DispatchCost* cost) {
+                           const DispatchCost* cost, bool ahead) {
   if (!log_.wants_records()) {
     log_.account(Component::kPeCpu, kind, start_ps, end_ps);
     return;
@@ -159,7 +159,8 @@ void PeCpu::add_cpu_record(RecordKind kind, uint64_t id, const Command* c, uint6
     r.dispatch_cycles_exact = cost->exact_cycles;
     r.dispatch_cycles_charged = cost->charged_cycles;
   }
-  log_.add(r);
+  if (ahead) log_.add_ahead(r);
+  else log_.add(r);
 }
 
 namespace {
@@ -207,8 +208,11 @@ void PeCpu::fault(uint64_t id, const char* cmd_type, const std::string& what) {
   // (PE_CPU wrote then, and then stalled); it is written no more.
   if (posted_) {
     posted_ = false;
-    if (written_ps_ <= now_ps()) end_dispatch(ahead_[head_]);
-    else if (log_.wants_records()) log_.release();
+    if (written_ps_ <= now_ps()) {
+      end_dispatch();
+    } else {
+      log_.cancel_ahead();  // the dispatch did not end
+    }
   }
   // Tickets of commands still in the pipeline are known; a command already
   // written is named by its ID (replay maps either to its line).
@@ -322,7 +326,8 @@ void PeCpu::start_next() {
   written_ps_ = step_start_ps_ + ps_of(charged);
   posted_ = true;
   if (st) st->cpu_idle_at(written_ps_);
-  if (log_.wants_records()) log_.hold(written_ps_);
+  // The DISPATCH record, added when time reaches its end (op_log.h).
+  if (log_.wants_records()) add_cpu_record(RecordKind::kDispatch, q.id, &q.cmd, step_start_ps_, written_ps_, &q.cost, true);
   if (signals_) changed_.notify(charged);  // the state turns stalled then, if not taken
   try {
     write_head(charged);
@@ -330,7 +335,7 @@ void PeCpu::start_next() {
     asan_forget_unwound_frames();  // models/util/asan_stack.h
     if (posted_) {
       posted_ = false;
-      if (log_.wants_records()) log_.release();
+      log_.cancel_ahead();
     }
     fault_item(q.id, q.ticket, q.cmd, e.what());
   }
@@ -348,9 +353,11 @@ void PeCpu::dispatched() {
 
 void PeCpu::write_head(const sc_core::sc_time& dispatch) {
   Queued& q = ahead_[head_];
-  // Two payloads in turn: the next write is sent from inside the backward
-  // call that completes this one (base protocol: a transaction's payload
-  // is not reused before it completes).
+  // Two payloads: the next write is sent from inside the backward call
+  // that completes this one, so it takes the other (base protocol: a
+  // transaction's payload is not reused before it completes). A write
+  // taken at once (TLM_COMPLETED) has completed when its call returns.
+  if (in_bw_ && &writes_[write_].payload == in_bw_) write_ ^= 1;
   Write& w = writes_[write_];
   if (w.ext) {
     w.ext->cmd = &q.cmd;
@@ -377,7 +384,9 @@ tlm::tlm_sync_enum PeCpu::nb_transport_bw(tlm::tlm_generic_payload& payload, tlm
     SC_REPORT_ERROR(name(), "nb_transport_bw: unexpected phase or transaction");
     return tlm::TLM_COMPLETED;
   }
+  in_bw_ = &payload;  // its transaction completes when this call returns
   accepted();
+  in_bw_ = nullptr;
   return tlm::TLM_COMPLETED;
 }
 
@@ -386,16 +395,15 @@ void PeCpu::accepted() {
   if (q.id != 0) {
     posted_ = false;
     Write& w = writes_[write_];
-    write_ ^= 1;  // the next write goes in the other payload
     w.payload.release();
     if (w.ext) w.ext->cmd = nullptr;
     if (w.payload.is_response_error()) {
       // A modelling error (PE_CPU's checks are the scheduler's): refused
       // when sent, so the dispatch has no end to record.
-      if (log_.wants_records()) log_.release();
+      log_.cancel_ahead();
       SC_REPORT_ERROR(name(), ("descriptor write failed: " + w.payload.get_response_string()).c_str());
     } else {
-      end_dispatch(q);
+      end_dispatch();
       const uint64_t now = now_ps();
       if (now > written_ps_) {
         add_cpu_record(RecordKind::kStall, q.id, &q.cmd, written_ps_, now, nullptr);
@@ -415,10 +423,10 @@ void PeCpu::accepted() {
 
 // The head command's dispatch ended at written_ps_ (now or earlier, its
 // write stalled since): what PE_CPU did there when it wrote at that time.
-void PeCpu::end_dispatch(const Queued& q) {
+void PeCpu::end_dispatch() {
   current_->dispatch_ps += written_ps_ - step_start_ps_;
-  add_cpu_record(RecordKind::kDispatch, q.id, &q.cmd, step_start_ps_, written_ps_, &q.cost);
-  if (log_.wants_records()) log_.release();
+  // Its record is the op log's already (added ahead) when records are kept.
+  if (!log_.wants_records()) log_.account(Component::kPeCpu, RecordKind::kDispatch, step_start_ps_, written_ps_);
 }
 
 void PeCpu::sync() {

@@ -19,8 +19,8 @@
 // the dispatch time as delay); PE_SCHEDULER takes it then, or once a slot
 // frees, and answers with BEGIN_RESP on the backward path, where the next
 // write starts. PE_CPU thus spends no process activation per command; its
-// DISPATCH record is added at the acceptance (the op log holds later
-// records for it, op_log.h). The kernel thread synchronises only when it must
+// DISPATCH record is added ahead when the write is sent (OpLog::add_ahead:
+// the log takes it when time reaches its end). The kernel thread synchronises only when it must
 // see the PE's state: draining, host access, a full run-ahead queue, and a
 // kernel error (the launch ends once the earlier commands are written). The
 // op log and every time are those of dispatching one command at a time.
@@ -215,8 +215,7 @@ class PeCpu : public sc_core::sc_module, public TlTarget {
   void dispatched();   // dispatch_end_: tl.cycles(n) has ended
   void write_head(const sc_core::sc_time& dispatch);  // annotated to begin `dispatch` from now
   void accepted();     // the scheduler took the descriptor, or tl.cycles(n) ended
-  struct Queued;
-  void end_dispatch(const Queued& q);  // the head's dispatch ended at written_ps_
+  void end_dispatch();  // the head's dispatch ended at written_ps_
   tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload& payload, tlm::tlm_phase& phase,
                                      sc_core::sc_time& delay);
   void sync();         // kernel thread: until every queued command is written
@@ -225,8 +224,9 @@ class PeCpu : public sc_core::sc_module, public TlTarget {
     if (signals_) changed_.notify();
   }
   void update_signals();  // SC_METHOD on changed_
+  // `ahead`: it ends later than now (OpLog::add_ahead).
   void add_cpu_record(RecordKind kind, uint64_t id, const Command* c, uint64_t start_ps, uint64_t end_ps,
-                      const DispatchCost* cost);
+                      const DispatchCost* cost, bool ahead = false);
 
   const PeConfig& cfg_;
   TensorTable& table_;
@@ -265,6 +265,7 @@ class PeCpu : public sc_core::sc_module, public TlTarget {
   };
   Write writes_[2];
   int write_ = 0;  // the one the head's write uses
+  const tlm::tlm_generic_payload* in_bw_ = nullptr;  // completing in nb_transport_bw
   // dispatch() encodes here; enqueue() swaps it with the slot's buffer, so
   // warm buffers keep their capacity (no allocation per command).
   std::vector<uint8_t> encoded_;

@@ -279,7 +279,7 @@ void PeScheduler::fail(uint64_t cmd_id, const char* cmd_type, const std::excepti
 void PeScheduler::accept_pending() {
   while (inflight_ < cfg_.scheduler.queue_depth && !faulted_) {
     Pending* p = next_pending();
-    if (!p) return;
+    if (!p) break;
     tlm::tlm_generic_payload& payload = *p->payload;
     p->payload = nullptr;  // its initiator may write again from the backward call
     --pending_count_;
@@ -296,6 +296,11 @@ void PeScheduler::accept_pending() {
     sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
     in[int(p - pending_.data())]->nb_transport_bw(payload, phase, delay);
     payload.release();
+  }
+  // A blocking writer waits while a write that began before it is pending
+  // (b_transport): with that one taken and a slot still free, it goes on.
+  if (blocked_writers_ && inflight_ < cfg_.scheduler.queue_depth && !next_pending()) {
+    slot_freed_.notify(sc_core::SC_ZERO_TIME);
   }
 }
 
