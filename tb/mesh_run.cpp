@@ -14,6 +14,7 @@
 #include "models/trace/counter_probe.h"
 #include "models/trace/schema_version.h"
 #include "models/trace/vcd_trace.h"
+#include "models/util/instant_calendar.h"
 #include "models/util/output_file.h"
 #include "models/util/sim_time.h"
 #include "tb/runner.h"
@@ -70,6 +71,7 @@ MeshRunResult run_mesh_in_process(const MeshRunSpec& spec) {
     if (!spec.trace_path.empty()) trace_out = std::make_unique<OutputFile>(spec.trace_path, "trace");
     if (!spec.oplog_path.empty()) oplog_out = std::make_unique<OutputFile>(spec.oplog_path, "op log");
     if (!spec.stats_path.empty()) stats_out = std::make_unique<OutputFile>(spec.stats_path, "statistics");
+    InstantCalendar::set_lookahead(spec.lookahead);  // before the calendar's first sweep
     top = std::make_unique<MeshTop>(spec.config);
     const bool keep = oplog_out != nullptr;
     if (!spec.trace_path.empty()) trace = std::make_unique<ChromeTrace>(trace_out->stream(), spec.trace_window);

@@ -29,6 +29,7 @@
 #include "models/trace/schema_version.h"
 #include "models/trace/vcd_trace.h"
 #include "models/util/asan_stack.h"  // KB_ASAN
+#include "models/util/instant_calendar.h"
 #include "models/util/output_file.h"
 #include "tb/command_stream.h"
 
@@ -124,6 +125,7 @@ RunResult run_in_process(const RunSpec& spec) {
     }
     if (!spec.trace_path.empty()) trace_out = std::make_unique<OutputFile>(spec.trace_path, "trace");
     if (!spec.stats_path.empty()) stats_out = std::make_unique<OutputFile>(spec.stats_path, "statistics");
+    InstantCalendar::set_lookahead(spec.lookahead);  // before the calendar's first sweep
     top = std::make_unique<PeTop>(spec.config);
     pe = &top->pe();
     // The records stay in memory only for the caller; otherwise they are

@@ -53,6 +53,10 @@ struct RunSpec {
   // the run fails with "timed out after N s" (run_isolated and
   // run_many_isolated; run_in_process ignores it).
   double timeout_s = 0;
+  // The instant calendar runs instants ahead of SystemC's time while nothing
+  // else is due (models/util/instant_calendar.h, look-ahead): the same op
+  // log, fewer process activations. false: every instant at its SystemC time.
+  bool lookahead = true;
 };
 
 // At most this many children at once (run_many_isolated clamps `jobs`).

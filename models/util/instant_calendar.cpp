@@ -22,17 +22,82 @@ InstantCalendar::InstantCalendar() : wake_("kb_instant_calendar_wake") {
 }
 
 void InstantCalendar::run() {
-  const sc_core::sc_time now = sim_now();
+  const sc_core::sc_time now = sim_now();  // SystemC's: nothing runs ahead between activations
+  if (deferred_ && now == deferred_at_) {  // an instant run ahead: its notifications outside
+    deferred_ = false;
+    for (const detail::OutsideNotification& n : detail::g_outside_at_instant) {
+      if (n.next_delta) n.event->notify(sc_core::SC_ZERO_TIME);
+      else n.event->notify();
+    }
+    detail::g_outside_at_instant.clear();
+    if (!heap_.empty()) wake_.notify(heap_.front().at - now);  // zero: the next sweep, a delta later
+    return;
+  }
   if (heap_.empty() || heap_.front().at != now) return;  // a stale wake
   running_ = true;
+  sc_core::sc_time at = now;
+  detail::g_outside_notified = true;  // ask SystemC once, then after each notification
+  try {
+    sweep(at);
+    while (lookahead_ && may_go_on(at, now)) {
+      if (heap_.front().at != at) {  // the next instant, ahead of SystemC's time
+        at = heap_.front().at;
+        ahead_at_ = at;
+        detail::g_calendar_lead = at - now;
+        detail::g_calendar_now = &ahead_at_;
+        ++instants_ahead_;
+      }
+      sweep(at);
+    }
+  } catch (...) {
+    detail::g_calendar_now = nullptr;
+    detail::g_woke_outside = false;
+    detail::g_outside_at_instant.clear();
+    running_ = false;
+    if (!heap_.empty()) wake_.notify(heap_.front().at - now);
+    throw;  // as from the actor's own method
+  }
+  const bool ahead = detail::g_calendar_now != nullptr;
+  detail::g_calendar_now = nullptr;
+  detail::g_woke_outside = false;
+  running_ = false;
+  if (ahead && (!detail::g_outside_at_instant.empty() || (!heap_.empty() && heap_.front().at == at))) {
+    // Stopped at `at` for a process woken then: it runs in the instant's
+    // first delta cycle; what was due in the next follows (above).
+    deferred_ = true;
+    deferred_at_ = at;
+    wake_.notify(at - now);
+  } else if (!heap_.empty()) {
+    wake_.notify(heap_.front().at - now);
+  } else if (ahead) {
+    wake_.notify(at - now);  // SystemC's time reaches the last instant run: the run's end time
+  }
+}
+
+bool InstantCalendar::may_go_on(const sc_core::sc_time& at, const sc_core::sc_time& now) {
+  if (heap_.empty() || detail::g_woke_outside) return false;
+  if (detail::g_outside_notified) {
+    detail::g_outside_notified = false;
+    // Zero when a process is runnable, a delta notification or an update
+    // is pending at SystemC's time (a sweep at `now` may have woken one);
+    // else how far SystemC's next timed notification is.
+    outside_due_ = sc_core::sc_time_to_pending_activity();
+  }
+  const sc_core::sc_time& next = heap_.front().at;
+  // Another sweep at `at` is the next delta cycle's only work; a later
+  // instant goes first only if nothing outside is due at or before it.
+  return next == at ? outside_due_ != sc_core::SC_ZERO_TIME : next - now < outside_due_;
+}
+
+void InstantCalendar::sweep(const sc_core::sc_time& at) {
   sweep_ = heap_.front().order >> kSweepShift;
-  sweep_at_ = now;
+  sweep_at_ = at;
   ++sweeps_;
   if (sweep_ >= (uint64_t(1) << (64 - kSweepShift)) - 1) {
     SC_REPORT_FATAL("kernbench/instant_calendar", "65535 sweeps at one instant: a zero-delay loop");
   }
   const uint64_t end = (sweep_ + 1) << kSweepShift;  // orders of this sweep are below
-  while (!heap_.empty() && heap_.front().at == now && heap_.front().order < end) {
+  while (!heap_.empty() && heap_.front().at == at && heap_.front().order < end) {
     std::pop_heap(heap_.begin(), heap_.end(), Later{});
     const Entry e = heap_.back();
     heap_.pop_back();
@@ -42,16 +107,8 @@ void InstantCalendar::run() {
       a->pending_ = false;
     }
     running_key_ = e.order & ((uint64_t(1) << kSweepShift) - 1);
-    try {
-      e.actor->run_();
-    } catch (...) {
-      running_ = false;
-      if (!heap_.empty()) wake_.notify(heap_.front().at - now);
-      throw;  // as from the actor's own method
-    }
+    e.actor->run_();
   }
-  running_ = false;
-  if (!heap_.empty()) wake_.notify(heap_.front().at - now);
 }
 
 InstantActorBase::InstantActorBase(InstantKind kind, std::function<void()> run)

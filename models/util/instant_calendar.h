@@ -20,6 +20,21 @@
 // state, not of SystemC's process order; and an instant of a whole mesh is
 // one process activation, not one per PE and event.
 //
+// Look-ahead (off unless set_lookahead(true); kernbench's runs turn it on):
+// when an instant's sweeps are done and nothing outside the calendar is due
+// at or before the calendar's next instant (sc_time_to_pending_activity()),
+// that instant runs in the same activation, ahead of SystemC's time. The
+// model reads time through sim_now(), which is then the instant run, and
+// wakes processes outside the calendar through notify_outside(), which
+// notifies them at that instant's SystemC time; the calendar stops looking
+// ahead at an instant that woke one. So every process outside the calendar
+// runs at the time it would have, after the same calendar work, and the op
+// log is the same byte for byte; what goes is one SystemC activation per
+// instant (issue 16 item 1). Only for sc_start() without a time limit (the
+// calendar cannot see one), and not with a checker or probe that reads
+// sc_time_stamp() inside a PE's transactions: they see SystemC's time, not
+// the instant's.
+//
 // InstantActor::notify has sc_event::notify(delay)'s semantics (one
 // pending run; an earlier notification replaces a later one, a later one
 // is ignored); InstantQueue::notify has sc_event_queue's (every
@@ -93,8 +108,13 @@ class InstantCalendar {
  public:
   // The simulation's calendar, made at first use (during elaboration).
   static InstantCalendar& get();
-  // Sweeps run so far: a sweep is one process activation.
+  // Sweeps run so far (without look-ahead, a sweep is one process
+  // activation), and the instants run ahead of SystemC's time.
   uint64_t sweeps() const { return sweeps_; }
+  uint64_t instants_ahead() const { return instants_ahead_; }
+  // Look-ahead (above) for the simulations this process elaborates next.
+  static void set_lookahead(bool on) { lookahead_ = on; }
+  static bool lookahead() { return lookahead_; }
 
  private:
   friend class InstantActorBase;
@@ -117,7 +137,11 @@ class InstantCalendar {
   // The sweep a notification `delay` from now for `key` falls in.
   uint64_t sweep_for(const sc_core::sc_time& delay, uint64_t key) const;
   void push(const Entry& e, const sc_core::sc_time& delay);
-  void run();  // the calendar's method: one sweep
+  void run();                            // the calendar's method: one sweep, or more ahead
+  void sweep(const sc_core::sc_time& at);  // the next sweep due at `at`
+  // After a sweep at `at` (SystemC's time `now`): whether the next can run
+  // in this activation (look-ahead).
+  bool may_go_on(const sc_core::sc_time& at, const sc_core::sc_time& now);
   uint32_t next_seq() { return seq_++; }
 
   std::vector<Entry> heap_;  // a min-heap by (at, sweep, key)
@@ -128,7 +152,56 @@ class InstantCalendar {
   uint64_t sweep_ = 0;                                    // ... and its number there
   uint32_t seq_ = 0;
   uint64_t sweeps_ = 0;
+  uint64_t instants_ahead_ = 0;
+  sc_core::sc_time ahead_at_;     // the instant run ahead (detail::g_calendar_now points here)
+  // sc_time_to_pending_activity() as of the last ask, from SystemC's time:
+  // only an event notified since (notify_outside) changes it.
+  sc_core::sc_time outside_due_;
+  // An instant run ahead woke a process outside: at its SystemC time, the
+  // calendar's first activation makes those notifications
+  // (detail::g_outside_at_instant) and schedules its own next sweep.
+  bool deferred_ = false;
+  sc_core::sc_time deferred_at_;
+  static inline bool lookahead_ = false;
 };
+
+namespace detail {
+inline sc_core::sc_time g_calendar_lead;  // looking ahead: the instant run - SystemC's time
+inline bool g_woke_outside = false;       // ... and a process outside was woken for it
+inline bool g_outside_notified = false;   // an event outside notified since the calendar last asked SystemC
+// Looking ahead: the events notified for the instant run, at once
+// (`next_delta` false) or a delta later, in order; the calendar notifies
+// them so when SystemC's time reaches the instant.
+struct OutsideNotification {
+  sc_core::sc_event* event;
+  bool next_delta;
+};
+inline std::vector<OutsideNotification> g_outside_at_instant;
+}  // namespace detail
+
+// Wakes a process outside the calendar (a kernel thread, a VP's method) from
+// PE code: ev.notify() or ev.notify(delay) at the model's time, sim_now().
+// Every sc_event notification in PE code goes through these (look-ahead).
+// At an instant run ahead, the calendar's first activation at that
+// instant's SystemC time makes the notifications for the instant itself, so
+// the processes they wake run in the order of delta cycles and processes
+// they would have (then the instant's next sweep, a delta later).
+inline void notify_outside(sc_core::sc_event& ev) {
+  detail::g_outside_notified = true;
+  if (!detail::g_calendar_now) return ev.notify();
+  detail::g_woke_outside = true;
+  detail::g_outside_at_instant.push_back({&ev, false});
+}
+inline void notify_outside(sc_core::sc_event& ev, const sc_core::sc_time& delay) {
+  detail::g_outside_notified = true;
+  if (!detail::g_calendar_now) return ev.notify(delay);
+  if (delay == sc_core::SC_ZERO_TIME) {
+    detail::g_woke_outside = true;
+    detail::g_outside_at_instant.push_back({&ev, true});
+    return;
+  }
+  ev.notify(detail::g_calendar_lead + delay);
+}
 
 // Inline: every PE event passes here.
 

@@ -84,8 +84,19 @@ inline sc_core::sc_time from_ps(uint64_t ps) {
   return detail::from_ps_scaled(ps);
 }
 
-// sc_time_stamp(), inline (the scheduler asks for it every instant).
-inline const sc_core::sc_time& sim_now() { return sc_core::sc_get_curr_simcontext()->time_stamp(); }
+namespace detail {
+// The instant the calendar runs while it looks ahead of SystemC's time
+// (models/util/instant_calendar.h); null otherwise.
+inline const sc_core::sc_time* g_calendar_now = nullptr;
+}  // namespace detail
+
+// The model's current time: sc_time_stamp(), or the instant the calendar
+// runs ahead of it (models/util/instant_calendar.h, look-ahead). Inline (the
+// scheduler asks for it every instant). Model code reads time only here.
+inline const sc_core::sc_time& sim_now() {
+  if (const sc_core::sc_time* t = detail::g_calendar_now) return *t;
+  return sc_core::sc_get_curr_simcontext()->time_stamp();
+}
 // The current simulation time in ps; inline, unlike sc_time_stamp().
 inline uint64_t now_ps() { return ps_of(sim_now()); }
 

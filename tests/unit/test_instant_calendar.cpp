@@ -143,5 +143,122 @@ TEST(InstantCalendar, ActorsKeepEventSemanticsAndQueuesEventQueueSemantics) {
   EXPECT_EQ(j["runs"], nlohmann::json({"q@5000", "q@5000", "ev@5000", "q@7000", "ev@21000"})) << j.dump();
 }
 
+// Look-ahead: an instant runs ahead of SystemC's time while nothing
+// outside the calendar is due, and everything that is seen happens as
+// without it. The scenario: an actor chain every ns wakes a process
+// outside at once (4 ns), a delta later with another sweep left at that
+// instant (6 ns) and 1.5 ns later (8 ns); the process answers each with a
+// zero-delay notification of an actor; a second process waits until 7.5 ns
+// on its own. Each run's log: actors with the model's time, the processes
+// with the model's and SystemC's.
+nlohmann::json lookahead_scenario(bool lookahead) {
+  return run_function_isolated([lookahead] {
+    InstantCalendar::set_lookahead(lookahead);
+    std::vector<std::string> log;
+    auto outside = [&](const std::string& n) {
+      log.push_back(n + "@" + std::to_string(now_ps()) + " sc " +
+                    std::to_string(ps_of(sc_core::sc_time_stamp())));
+    };
+    sc_core::sc_event e_now, e_delta, e_later;
+    InstantActor* chain_ptr = nullptr;
+    InstantActor echo(InstantKind::kSchedulerStep, [&] { log.push_back("echo@" + std::to_string(now_ps())); });
+    echo.set_pe(1);
+    int again_at_6 = 1;
+    InstantActor chain(InstantKind::kSchedulerStep, [&] {
+      const uint64_t t = now_ps();
+      log.push_back("chain@" + std::to_string(t));
+      if (t == 4000) notify_outside(e_now);
+      if (t == 6000 && again_at_6) {
+        --again_at_6;
+        notify_outside(e_delta, sc_core::SC_ZERO_TIME);
+        chain_ptr->notify(sc_core::SC_ZERO_TIME);  // itself: the next sweep at 6 ns
+        return;
+      }
+      if (t == 8000) notify_outside(e_later, sc_time(1.5, SC_NS));
+      if (t < 10000) chain_ptr->notify(sc_time(1, SC_NS));
+    });
+    chain_ptr = &chain;
+    sc_core::sc_spawn([&] {
+      chain.notify(sc_time(1, SC_NS));
+      for (sc_core::sc_event* e : {&e_now, &e_delta, &e_later}) {
+        sc_core::wait(*e);
+        outside("woken");
+        echo.notify(sc_core::SC_ZERO_TIME);
+      }
+    });
+    sc_core::sc_spawn([&] {
+      sc_core::wait(sc_time(7.5, SC_NS));
+      outside("timer");
+    });
+    // A method woken with the thread each time (a VP's method, PE_REGS'):
+    // where it falls among the calendar's sweeps is SystemC's order, which
+    // look-ahead must keep too.
+    sc_core::sc_spawn_options method;
+    method.spawn_method();
+    method.dont_initialize();
+    method.set_sensitivity(&e_now);
+    method.set_sensitivity(&e_delta);
+    method.set_sensitivity(&e_later);
+    sc_core::sc_spawn([&] { outside("method"); }, "method", &method);
+    sc_core::sc_start();
+    nlohmann::json r;
+    r["log"] = log;
+    r["end_ps"] = ps_of(sc_core::sc_time_stamp());
+    r["instants_ahead"] = InstantCalendar::get().instants_ahead();
+    return r;
+  });
+}
+
+TEST(InstantCalendarLookahead, RunsInstantsAheadAndEverythingSeenHappensAsWithout) {
+  const nlohmann::json off = lookahead_scenario(false), on = lookahead_scenario(true);
+  ASSERT_FALSE(off.contains("error")) << off.dump();
+  ASSERT_FALSE(on.contains("error")) << on.dump();
+  EXPECT_EQ(on["log"], off["log"]);
+  EXPECT_EQ(on["end_ps"], off["end_ps"]);
+  EXPECT_EQ(off["instants_ahead"].get<uint64_t>(), 0u);
+  EXPECT_GT(on["instants_ahead"].get<uint64_t>(), 0u);
+  // What the log must say (so that both runs cannot agree on a wrong one):
+  // the process runs at the instant that woke it, SystemC's time equal to
+  // the model's; woken at once, in that sweep's delta cycle (4 ns); a delta
+  // later, in the next sweep's, after the calendar (6 ns: SystemC runs a
+  // delta cycle's methods, the calendar, before its threads).
+  const std::vector<std::string> expected = {
+      "chain@1000", "chain@2000", "chain@3000", "chain@4000", "woken@4000 sc 4000", "echo@4000",
+      "chain@5000", "chain@6000", "chain@6000", "woken@6000 sc 6000", "echo@6000", "chain@7000",
+      "timer@7500 sc 7500", "chain@8000", "chain@9000", "woken@9500 sc 9500", "echo@9500", "chain@10000"};
+  std::vector<std::string> without_method;
+  for (const auto& e : on["log"]) {
+    if (e.get<std::string>().rfind("method@", 0) != 0) without_method.push_back(e);
+  }
+  EXPECT_EQ(without_method, expected) << on.dump();
+  EXPECT_EQ(on["log"].size(), expected.size() + 3) << on.dump();  // the method, once per wake
+  EXPECT_EQ(on["end_ps"].get<uint64_t>(), 10000u);  // the last instant run
+}
+
+// With nothing outside the calendar, the whole run is one activation's
+// look-ahead, and SystemC's time still ends at the last instant.
+TEST(InstantCalendarLookahead, WithNothingOutsideOneActivationRunsEveryInstant) {
+  const nlohmann::json j = run_function_isolated([] {
+    InstantCalendar::set_lookahead(true);
+    int runs = 0;
+    InstantActor* self = nullptr;
+    InstantActor tick(InstantKind::kSchedulerStep, [&] {
+      if (++runs < 100) self->notify(sc_time(1, SC_NS));
+    });
+    self = &tick;
+    sc_core::sc_spawn([&] { tick.notify(sc_time(1, SC_NS)); });
+    sc_core::sc_start();
+    nlohmann::json r;
+    r["runs"] = runs;
+    r["end_ps"] = ps_of(sc_core::sc_time_stamp());
+    r["instants_ahead"] = InstantCalendar::get().instants_ahead();
+    return r;
+  });
+  ASSERT_FALSE(j.contains("error")) << j.dump();
+  EXPECT_EQ(j["runs"].get<int>(), 100);
+  EXPECT_EQ(j["instants_ahead"].get<uint64_t>(), 99u);  // all but the first
+  EXPECT_EQ(j["end_ps"].get<uint64_t>(), 100000u);
+}
+
 }  // namespace
 }  // namespace kb

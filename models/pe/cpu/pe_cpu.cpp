@@ -46,7 +46,7 @@ void PeCpu::launch(const std::string& name, Kernel kernel) {
   pending_.emplace_back(name, std::move(kernel));
   // At run time, run() may wait for work; before sc_start it finds the
   // queue when it starts. A delta notification is legal from any process.
-  if (sc_core::sc_is_running()) launched_.notify(sc_core::SC_ZERO_TIME);
+  if (sc_core::sc_is_running()) notify_outside(launched_, sc_core::SC_ZERO_TIME);
 }
 
 Handle PeCpu::declare(const std::string& name, MemSpace space, int64_t rows, int64_t cols,
@@ -291,7 +291,7 @@ void PeCpu::start_next() {
   if (queued_ == 0 || faulted_) {  // stopped by a CommandFault: nothing more starts
     pipeline_busy_ = false;
     set_state(CpuState::kIdle);
-    idle_.notify();
+    notify_outside(idle_);
     return;
   }
   // Converted now, from where the dispatch starts (models/util/clock.h); first,
@@ -328,7 +328,7 @@ void PeCpu::start_next() {
   if (st) st->cpu_idle_at(written_ps_);
   // The DISPATCH record, added when time reaches its end (op_log.h).
   if (log_.wants_records()) add_cpu_record(RecordKind::kDispatch, q.id, &q.cmd, step_start_ps_, written_ps_, &q.cost, true);
-  if (signals_) changed_.notify(charged);  // the state turns stalled then, if not taken
+  if (signals_) notify_outside(changed_, charged);  // the state turns stalled then, if not taken
   try {
     write_head(charged);
   } catch (const std::exception& e) {
@@ -416,7 +416,7 @@ void PeCpu::accepted() {
   --queued_;
   if (kernel_blocked_ && queued_ <= kRunAhead / 2) {
     kernel_blocked_ = false;
-    room_.notify();
+    notify_outside(room_);
   }
   start_next();
 }

@@ -221,7 +221,7 @@ class PeCpu : public sc_core::sc_module, public TlTarget {
   void sync();         // kernel thread: until every queued command is written
   void set_state(CpuState s) {
     state_ = s;
-    if (signals_) changed_.notify();
+    if (signals_) notify_outside(changed_);
   }
   void update_signals();  // SC_METHOD on changed_
   // `ahead`: it ends later than now (OpLog::add_ahead).

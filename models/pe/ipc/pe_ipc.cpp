@@ -259,7 +259,7 @@ void PeIpc::free_slots() {
     take_slot(w.src, w.bytes, end);
     if (w.granted) {
       *w.granted = true;
-      slot_granted_.notify(from_ps(end - now));
+      notify_outside(slot_granted_, from_ps(end - now));
       continue;
     }
     w.p->set_response_status(tlm::TLM_OK_RESPONSE);

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <exception>
 
+#include "models/util/instant_calendar.h"
+
 namespace kb {
 
 namespace {
@@ -106,7 +108,7 @@ void PeRegs::record_error(ErrorCode code, uint32_t command, const std::string& w
 
 void PeRegs::raise(uint32_t irq_bits) {
   irq_status_ |= irq_bits;
-  irq_changed_.notify(sc_core::SC_ZERO_TIME);
+  notify_outside(irq_changed_, sc_core::SC_ZERO_TIME);
 }
 
 void PeRegs::drained() { raise(kIrqDrained); }
@@ -242,11 +244,11 @@ void PeRegs::register_access(tlm::tlm_generic_payload& p) {
   switch (a) {
     case kIrqEnable:
       irq_enable_ = v & kIrqBits;
-      irq_changed_.notify(sc_core::SC_ZERO_TIME);
+      notify_outside(irq_changed_, sc_core::SC_ZERO_TIME);
       break;
     case kIrqStatus:  // write 1 to clear
       irq_status_ &= ~v;
-      irq_changed_.notify(sc_core::SC_ZERO_TIME);
+      notify_outside(irq_changed_, sc_core::SC_ZERO_TIME);
       break;
     case kDoorbell:
       if (v >= kernels_.size()) {

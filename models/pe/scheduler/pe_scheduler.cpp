@@ -272,7 +272,7 @@ void PeScheduler::fail(uint64_t cmd_id, const char* cmd_type, const std::excepti
   for (int i = 0; i < kNumEngines; ++i) {
     if ((timed_ >> i & 1) && done_at_[i] > last) last = done_at_[i];
   }
-  if (last > now) abandoned_.notify(last - now);
+  if (last > now) notify_outside(abandoned_, last - now);
   on_fault_(cmd_id, cmd_type, e.what());
 }
 
@@ -300,7 +300,7 @@ void PeScheduler::accept_pending() {
   // A blocking writer waits while a write that began before it is pending
   // (b_transport): with that one taken and a slot still free, it goes on.
   if (blocked_writers_ && inflight_ < cfg_.scheduler.queue_depth && !next_pending()) {
-    slot_freed_.notify(sc_core::SC_ZERO_TIME);
+    notify_outside(slot_freed_, sc_core::SC_ZERO_TIME);
   }
 }
 
@@ -394,9 +394,9 @@ void PeScheduler::complete_command(InFlight& f) {
   log_.command_done(f.id);
   ++completed_;
   signal_change();
-  if (blocked_writers_) slot_freed_.notify(sc_core::SC_ZERO_TIME);
+  if (blocked_writers_) notify_outside(slot_freed_, sc_core::SC_ZERO_TIME);
   if (pending_count_) request_step();  // the step's accept phase takes a write that has begun
-  if (inflight_ == 0) drained_.notify(sc_core::SC_ZERO_TIME);
+  if (inflight_ == 0) notify_outside(drained_, sc_core::SC_ZERO_TIME);
   // Hand f back to the pool before releasing waiters (which may complete
   // and recycle in turn). Its waiters list stays put while they are
   // released: release() queues stages or completes commands but never

@@ -312,7 +312,7 @@ class PeScheduler : public sc_core::sc_module {
   DescriptorErrorHandler on_descriptor_error_;
   uint32_t pes_ = 1;
   void signal_change() {
-    if (signals_) changed_.notify();
+    if (signals_) notify_outside(changed_);
   }
 };
 

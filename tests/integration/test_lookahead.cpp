@@ -1,0 +1,163 @@
+// Look-ahead (models/util/instant_calendar.h; issue 16 item 1): the instant
+// calendar runs instants ahead of SystemC's time while nothing outside it
+// is due. Every run here is made twice, with and without it, and must give
+// the same op log byte for byte, the same end time and the same results:
+// single-PE kernels at several queue depths and in data mode (kernel
+// threads woken as the queue drains, PE_REGS' drained method), and meshes
+// (PE_IPC, links, HBM slices shared by PEs).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "kernels/attention/gqa_decode.h"
+#include "kernels/attention/long_ctx/long_ctx.h"
+#include "kernels/ccl/all_reduce.h"
+#include "kernels/gemm/gemm_composite.h"
+#include "models/pe/tl.h"
+#include "tb/mesh_run.h"
+#include "tests/sim_util.h"
+#include "tests/test_files.h"
+
+namespace kb {
+namespace {
+
+GqaShape small_gqa(int64_t context) {
+  GqaShape s;
+  s.q_heads = 8;
+  s.kv_heads = 2;
+  s.head_dim = 64;
+  s.context = context;
+  s.kv_tile = 128;
+  return s;
+}
+
+struct PeRun {
+  std::string oplog;
+  RunResult result;
+};
+
+PeRun run_pe(const Kernel& kernel, const PeConfig& cfg, bool lookahead, const test::TempDir& dir) {
+  RunSpec spec;
+  spec.config = cfg;
+  spec.launches = {{"k", kernel}};
+  spec.oplog_path = dir.file(lookahead ? "on.csv" : "off.csv");
+  spec.lookahead = lookahead;
+  spec.timeout_s = 300;  // a look-ahead that loses time hangs: fail instead
+  PeRun r;
+  r.result = run_isolated(spec);
+  EXPECT_TRUE(r.result.ok) << r.result.error;
+  r.oplog = test::read_file(spec.oplog_path);
+  return r;
+}
+
+void expect_same_pe_run(const Kernel& kernel, const PeConfig& cfg) {
+  test::TempDir dir;
+  const PeRun off = run_pe(kernel, cfg, false, dir), on = run_pe(kernel, cfg, true, dir);
+  EXPECT_GT(off.oplog.size(), 100u);
+  EXPECT_TRUE(on.oplog == off.oplog) << "the op logs differ";
+  EXPECT_EQ(on.result.end_ps, off.result.end_ps);
+  EXPECT_EQ(on.result.latency_ps(), off.result.latency_ps());
+  ASSERT_EQ(on.result.launches.size(), off.result.launches.size());
+  for (size_t i = 0; i < on.result.launches.size(); ++i) {
+    EXPECT_EQ(on.result.launches[i].dispatch_ps, off.result.launches[i].dispatch_ps);
+    EXPECT_EQ(on.result.launches[i].stall_ps, off.result.launches[i].stall_ps);
+  }
+}
+
+class LookaheadPe : public testing::TestWithParam<int> {};  // queue depth
+
+TEST_P(LookaheadPe, GqaDecodeOpt3GivesTheSameOpLog) {
+  PeConfig cfg;
+  cfg.scheduler.queue_depth = GetParam();
+  expect_same_pe_run([](Tl& tl) { gqa_decode_opt3(tl, small_gqa(1000)); }, cfg);
+}
+
+TEST_P(LookaheadPe, GqaDecodeOpt2GivesTheSameOpLog) {
+  PeConfig cfg;
+  cfg.scheduler.queue_depth = GetParam();
+  expect_same_pe_run([](Tl& tl) { gqa_decode_opt2(tl, small_gqa(1000)); }, cfg);
+}
+
+TEST_P(LookaheadPe, DataModeGivesTheSameOpLog) {
+  PeConfig cfg;
+  cfg.scheduler.queue_depth = GetParam();
+  cfg.data_mode = true;
+  expect_same_pe_run([](Tl& tl) { gqa_decode_opt3(tl, small_gqa(300)); }, cfg);
+}
+
+INSTANTIATE_TEST_SUITE_P(QueueDepths, LookaheadPe, testing::Values(1, 3, 8, 64));
+
+// A kernel that waits for the queue to drain (tl.wait) between phases and
+// spins PE_CPU (tl.cycles): the kernel thread sleeps and wakes mid-run.
+TEST(LookaheadPe, WaitsAndCpuCyclesGiveTheSameOpLog) {
+  expect_same_pe_run(
+      [](Tl& tl) {
+        const Tensor x = tl.hbm("x", 128, 128, Dtype::kBf16);
+        const Tensor t = tl.tcm("t", 128, 128, Dtype::kBf16);
+        test::init(tl, {x});
+        for (int i = 0; i < 20; ++i) {
+          tl.load(t, x);
+          tl.exp(t, t);
+          if (i % 3 == 0) tl.cycles(100 + uint64_t(i));
+          if (i % 5 == 0) tl.wait();
+        }
+      },
+      PeConfig{});
+}
+
+std::string mesh_oplog(const MeshRunSpec& base, bool lookahead, const test::TempDir& dir, MeshRunResult* out) {
+  MeshRunSpec spec = base;
+  spec.lookahead = lookahead;
+  spec.timeout_s = 300;
+  spec.oplog_path = dir.file(lookahead ? "mesh_on.csv" : "mesh_off.csv");
+  *out = run_mesh_isolated(spec);
+  EXPECT_TRUE(out->ok) << out->error;
+  return test::read_file(spec.oplog_path);
+}
+
+void expect_same_mesh_run(const MeshRunSpec& spec) {
+  test::TempDir dir;
+  MeshRunResult off, on;
+  const std::string off_log = mesh_oplog(spec, false, dir, &off), on_log = mesh_oplog(spec, true, dir, &on);
+  EXPECT_GT(off_log.size(), 100u);
+  EXPECT_TRUE(on_log == off_log) << "the op logs differ";
+  EXPECT_EQ(on.start_ps, off.start_ps);
+  EXPECT_EQ(on.end_ps, off.end_ps);
+  ASSERT_EQ(on.links.size(), off.links.size());
+  for (size_t i = 0; i < on.links.size(); ++i) {
+    EXPECT_EQ(on.links[i].busy_ps, off.links[i].busy_ps) << on.links[i].name;
+    EXPECT_EQ(on.links[i].transactions, off.links[i].transactions) << on.links[i].name;
+  }
+}
+
+TEST(LookaheadMesh, AllReduceGivesTheSameOpLog) {
+  for (bool ring : {false, true}) {
+    MeshRunSpec spec;
+    spec.config = test::mesh_config(2, 2, 4);
+    spec.kernel_name = ring ? "ring" : "lrab";
+    spec.kernel = [ring](Tl& tl) {
+      const Tensor x = tl.hbm("x", 1, 16384, Dtype::kFp32);
+      test::init(tl, {x});
+      AllReduceOptions opt;
+      opt.chunk_elems = 1024;
+      if (ring) all_reduce_ring(tl, x, opt);
+      else all_reduce_lrab(tl, x, opt);
+    };
+    SCOPED_TRACE(spec.kernel_name);
+    expect_same_mesh_run(spec);
+  }
+}
+
+TEST(LookaheadMesh, LongContextDecodeGivesTheSameOpLog) {
+  for (LongCtxCase c : kLongCtxCases) {
+    MeshRunSpec spec;
+    spec.config = test::mesh_config(2, 2, 2, /*data=*/c == LongCtxCase::kCubeSpPeSp);
+    spec.kernel_name = long_ctx_case_name(c);
+    spec.kernel = [c](Tl& tl) { gqa_long_ctx(tl, c, small_gqa(2048)); };
+    SCOPED_TRACE(spec.kernel_name);
+    expect_same_mesh_run(spec);
+  }
+}
+
+}  // namespace
+}  // namespace kb
