@@ -234,7 +234,7 @@ tlm::tlm_sync_enum PeScheduler::nb_transport_fw(int from, tlm::tlm_generic_paylo
   if (ahead || inflight_ >= cfg_.scheduler.queue_depth || next_pending()) {
     mine.payload = &payload;  // taken by accept_pending() once it has begun and a slot is free
     mine.at = sim_now() + delay;
-    std::swap(mine.in, nb_in_);  // the decoded command moves, no copy
+    mine.in.swap_with(nb_in_);  // the decoded command moves, no copy
     ++pending_count_;
     payload.acquire();  // held until then (base protocol memory management)
     // A step when it begins (a step under way schedules itself when it

@@ -206,6 +206,15 @@ class PeScheduler : public sc_core::sc_module {
     uint32_t completion_id = 0;
     Command decoded;
     const Command& cmd() const { return ext_cmd ? *ext_cmd : decoded; }
+    // o's write, o given this one's storage back; the decoded command
+    // moves only when it is the write's (no extension): PE_CPU's writes
+    // move three words (issue 16 item 1).
+    void swap_with(Incoming& o) {
+      std::swap(ext_cmd, o.ext_cmd);
+      std::swap(ext_id, o.ext_id);
+      std::swap(completion_id, o.completion_id);
+      if (!ext_cmd || !o.ext_cmd) std::swap(decoded, o.decoded);
+    }
   };
   // False when refused (response set, reported, hook told).
   bool descriptor_write(tlm::tlm_generic_payload& payload, Incoming& w);
