@@ -162,13 +162,17 @@ void StreamRecorder::on_command(const Command& cmd) {
                 out_ << (i ? "," : "") << id(c.rw_handles[i]);
             }
             out_ << "\n";
-            for (const OpSpec& op : c.ops) {
+            auto write_op = [&](const OpSpec& op) {
               out_ << "  op " << encode(op.kind) << " " << to_string(op.scope);
               if (op.has_out) out_ << " out=" << id(op.out);
               for (const NamedOperand& o : op.operands)
                 out_ << " " << encode_operand(o.name) << "=" << id(o.handle);
               out_ << extras_text(op.extra) << "\n";
+            };
+            if (c.built_typed()) {
+              for (const TypedOp& op : c.typed) write_op(to_spec(op));
             }
+            for (const OpSpec& op : c.ops) write_op(op);
             out_ << "end\n";
           },
           [&](const CpuOverheadCmd& c) { out_ << "cycles " << c.cycles << "\n"; },
@@ -626,6 +630,10 @@ Command with_handles(Command cmd, const std::function<Handle(Handle)>& h) {
                           for (OpSpec& op : c.ops) {
                             for (NamedOperand& o : op.operands) o.handle = h(o.handle);
                             if (op.has_out) op.out = h(op.out);
+                          }
+                          for (TypedOp& op : c.typed) {
+                            for (int i = 0; i < op.inputs; ++i) op.in[i] = h(op.in[i]);
+                            op.out = h(op.out);
                           }
                           for (Handle& r : c.rw_handles) r = h(r);
                         },

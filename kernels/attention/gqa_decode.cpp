@@ -166,8 +166,8 @@ void opt2_tiles(Tl& tl, GqaDecode& d) {
   d.run([&](const GqaDecode::Tile& t) {
     // #1: S = (Q K^T) * scale; the scheduler streams K from HBM.
     tl.composite("qk",
-                 {gemm_op(OpScope::kTile, t.s, d.q_g(), t.k, {/*transpose_b=*/true}),
-                  math_op(MathOp::kScale, OpScope::kTile, t.s, {t.s}, {{"factor", d.scale()}})},
+                 {typed_gemm_op(OpScope::kTile, t.s, d.q_g(), t.k, {/*transpose_b=*/true}),
+                  typed_math_op(MathOp::kScale, OpScope::kTile, t.s, {t.s}, d.scale())},
                  {t.s});
     // #2: the online-softmax update with V streamed inside its GEMM tile loop.
     softmax_merge(tl, t.s, t.v, t.state, t.scratch);

@@ -3,7 +3,7 @@
 namespace kb {
 
 void gemm_composite(Tl& tl, const GemmShape&, const GemmTensors& t) {
-  tl.composite("gemm", {gemm_op(OpScope::kTile, t.c, t.a, t.b)}, {t.c});
+  tl.composite("gemm", {typed_gemm_op(OpScope::kTile, t.c, t.a, t.b)}, {t.c});
 }
 
 void gemm_composite(Tl& tl, const GemmShape& s) { gemm_composite(tl, s, gemm_inputs(tl, s)); }

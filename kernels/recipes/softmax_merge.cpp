@@ -21,28 +21,47 @@ std::array<MergeStep, kMergeSteps> softmax_merge_steps(const Tensor& s, const So
   }};
 }
 
-std::vector<OpSpec> softmax_merge_math_ops(const Tensor& s, const SoftmaxMergeState& st,
-                                           const SoftmaxMergeScratch& x) {
-  std::vector<OpSpec> ops;
+std::vector<TypedOp> softmax_merge_typed_math_ops(const Tensor& s, const SoftmaxMergeState& st,
+                                                  const SoftmaxMergeScratch& x) {
+  std::vector<TypedOp> ops;
   ops.reserve(kMergeSteps + 1);
   for (const MergeStep& m : softmax_merge_steps(s, st, x)) {
-    ops.push_back(m.binary ? math_op(m.op, OpScope::kPrologue, m.out, {m.a, m.b})
-                           : math_op(m.op, OpScope::kPrologue, m.out, {m.a}));
+    ops.push_back(m.binary ? typed_math_op(m.op, OpScope::kPrologue, m.out, {m.a, m.b})
+                           : typed_math_op(m.op, OpScope::kPrologue, m.out, {m.a}));
   }
   return ops;
+}
+
+std::vector<TypedOp> softmax_merge_typed_ops(const Tensor& s, const Tensor& v, const SoftmaxMergeState& st,
+                                             const SoftmaxMergeScratch& x) {
+  std::vector<TypedOp> ops = softmax_merge_typed_math_ops(s, st, x);
+  ops.push_back(typed_gemm_op(OpScope::kTile, st.o, x.p, v, {/*transpose_b=*/false, /*accumulate=*/true}));  // O'
+  return ops;
+}
+
+namespace {
+std::vector<OpSpec> as_text(const std::vector<TypedOp>& ops) {
+  std::vector<OpSpec> text;
+  text.reserve(ops.size());
+  for (const TypedOp& op : ops) text.push_back(to_spec(op));
+  return text;
+}
+}  // namespace
+
+std::vector<OpSpec> softmax_merge_math_ops(const Tensor& s, const SoftmaxMergeState& st,
+                                           const SoftmaxMergeScratch& x) {
+  return as_text(softmax_merge_typed_math_ops(s, st, x));
 }
 
 std::vector<OpSpec> softmax_merge_ops(const Tensor& s, const Tensor& v,
                                       const SoftmaxMergeState& st,
                                       const SoftmaxMergeScratch& x) {
-  std::vector<OpSpec> ops = softmax_merge_math_ops(s, st, x);
-  ops.push_back(gemm_op(OpScope::kTile, st.o, x.p, v, {/*transpose_b=*/false, /*accumulate=*/true}));  // O'
-  return ops;
+  return as_text(softmax_merge_typed_ops(s, v, st, x));
 }
 
 void softmax_merge(Tl& tl, const Tensor& s, const Tensor& v, const SoftmaxMergeState& st,
                    const SoftmaxMergeScratch& scratch) {
-  tl.composite("softmax_merge", softmax_merge_ops(s, v, st, scratch), {st.l, st.o});
+  tl.composite("softmax_merge", softmax_merge_typed_ops(s, v, st, scratch), {st.l, st.o});
 }
 
 }  // namespace kb

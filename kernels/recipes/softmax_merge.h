@@ -44,7 +44,13 @@ constexpr int kMergeSteps = 10;
 std::array<MergeStep, kMergeSteps> softmax_merge_steps(const Tensor& s, const SoftmaxMergeState& st,
                                                        const SoftmaxMergeScratch& scratch);
 
-// The recipe's ten math OpSpecs (all prologue scope).
+// The recipe's ten math ops (all prologue scope) and the whole recipe
+// (below) typed, as softmax_merge() emits them.
+std::vector<TypedOp> softmax_merge_typed_math_ops(const Tensor& s, const SoftmaxMergeState& st,
+                                                  const SoftmaxMergeScratch& scratch);
+std::vector<TypedOp> softmax_merge_typed_ops(const Tensor& s, const Tensor& v, const SoftmaxMergeState& st,
+                                             const SoftmaxMergeScratch& scratch);
+// The same as OpSpecs (to_spec), for replay text and tests.
 std::vector<OpSpec> softmax_merge_math_ops(const Tensor& s, const SoftmaxMergeState& st,
                                            const SoftmaxMergeScratch& scratch);
 

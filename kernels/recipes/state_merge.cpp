@@ -30,11 +30,11 @@ std::array<MergeStep, kStateMergeSteps> state_merge_steps(const SoftmaxMergeStat
 }
 
 void state_merge(Tl& tl, const SoftmaxMergeState& acc, const PartialState& in, const StateMergeScratch& x) {
-  std::vector<OpSpec> ops;
+  std::vector<TypedOp> ops;
   ops.reserve(kStateMergeSteps);
   for (const MergeStep& m : state_merge_steps(acc, in, x)) {
-    ops.push_back(m.binary ? math_op(m.op, OpScope::kPrologue, m.out, {m.a, m.b})
-                           : math_op(m.op, OpScope::kPrologue, m.out, {m.a}));
+    ops.push_back(m.binary ? typed_math_op(m.op, OpScope::kPrologue, m.out, {m.a, m.b})
+                           : typed_math_op(m.op, OpScope::kPrologue, m.out, {m.a}));
   }
   tl.composite("state_merge", std::move(ops), {acc.l, acc.o, in.o});
 }

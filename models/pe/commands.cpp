@@ -216,7 +216,7 @@ bool decode_ops(const CompositeCmd& c, std::vector<TypedOp>* ops, size_t* bad_op
 }
 
 const std::vector<TypedOp>& typed_ops(const CompositeCmd& c, std::vector<TypedOp>& scratch) {
-  if (c.typed.size() == c.ops.size()) return c.typed;
+  if (c.built_typed() || c.typed.size() == c.ops.size()) return c.typed;
   size_t bad = 0;
   std::string why;
   if (!decode_ops(c, &scratch, &bad, &why)) {
@@ -236,8 +236,44 @@ uint32_t OpSpec::logical_bytes() const {
          (has_out ? lb::kHandle : 0) + extras_bytes(extra);
 }
 
+const char* kind_name(const TypedOp& op) { return op.is_gemm() ? "gemm" : to_string(op.math); }
+
+namespace {
+bool has_math_attr(MathOp m) { return m == MathOp::kScale || m == MathOp::kFill; }
+}  // namespace
+
+OpSpec to_spec(const TypedOp& op) {
+  OpSpec s{kind_name(op), op.scope};
+  s.has_out = true;
+  s.out = op.out;
+  for (int i = 0; i < op.inputs; ++i) s.operands.push_back({op.input_role(i), op.in[i]});
+  if (op.is_gemm()) {
+    s.extra = {{"m", op.gemm.m}, {"k", op.gemm.k}, {"n", op.gemm.n}};
+    if (op.gemm.transpose_b) s.extra.push_back({"transpose_b", true});
+    if (op.gemm.accumulate) s.extra.push_back({"accumulate", true});
+  } else if (op.math == MathOp::kScale) {
+    s.extra = {{"factor", op.attrs.factor}};
+  } else if (op.math == MathOp::kFill) {
+    s.extra = {{"value", op.attrs.value}};
+  }
+  return s;
+}
+
+uint32_t typed_logical_bytes(const TypedOp& op) {
+  // OpSpec::logical_bytes of to_spec(op): an int or float extra is 4
+  // bytes, a bool 1 (extra_bytes), the list's length 1.
+  uint32_t extras = lb::kTupleLength;
+  if (op.is_gemm()) extras += 3 * lb::kScalar + (op.gemm.transpose_b ? 1 : 0) + (op.gemm.accumulate ? 1 : 0);
+  else if (has_math_attr(op.math)) extras += lb::kScalar;
+  return lb::kOpcode + lb::kEnum /* scope */ + lb::kTupleLength + lb::kHandle * uint32_t(op.inputs) +
+         lb::kHandle /* out */ + extras;
+}
+
 uint32_t CompositeCmd::logical_bytes() const {
   uint32_t n = lb::kFraming + lb::kTupleLength;
+  if (built_typed()) {
+    for (const TypedOp& op : typed) n += typed_logical_bytes(op);
+  }
   for (const OpSpec& op : ops) n += op.logical_bytes();
   // rw_handles are counted again even when they also appear as operands:
   // no de-duplication (ADR-0064 D2 counting rule).
@@ -303,6 +339,12 @@ void handle_access(const Command& cmd, HandleAccess& a) {
             a.writes.push_back(c.out);
           },
           [&](const CompositeCmd& c) {
+            if (c.built_typed()) {
+              for (const TypedOp& op : c.typed) {
+                for (int i = 0; i < op.inputs; ++i) a.reads.push_back(op.in[i]);
+                a.writes.push_back(op.out);
+              }
+            }
             for (const OpSpec& op : c.ops) {
               for (const NamedOperand& o : op.operands) a.reads.push_back(o.handle);
               if (op.has_out) a.writes.push_back(op.out);

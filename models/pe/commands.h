@@ -270,16 +270,33 @@ struct TypedOp {
   const char* input_role(int i) const;  // "a", "b", "src_a", "src_b"
 };
 
+// A composite comes as text (`ops`: the replay parser, the descriptor
+// decoder, OpSpec builders) or typed (tl's typed builders, STYLE.md 13:
+// `ops` empty, `typed` the ops; text only when a recorder or a message
+// asks, to_spec). A typed op stands for the OpSpec to_spec makes of it,
+// which is what its logical bytes and descriptor count (ADR-0064 D2).
 struct CompositeCmd {
   std::string name;  // for messages (D7) and the op log; not counted
   std::vector<OpSpec> ops;
   std::vector<Handle> rw_handles;
-  // ops decoded, one per op, filled by check_command at dispatch; not part
-  // of the descriptor (logical_bytes counts ops as ADR-0064 D2 says).
+  // Text: ops decoded, one per op, filled by check_command at dispatch.
+  // Built typed: the ops themselves.
   std::vector<TypedOp> typed = {};
+  bool built_typed() const { return ops.empty() && !typed.empty(); }
+  size_t op_count() const { return built_typed() ? typed.size() : ops.size(); }
   // framing 4 + (1 + sum ops) + (1 + 8 per rw handle)
   uint32_t logical_bytes() const;
 };
+
+// The OpSpec a typed op stands for: what gemm_op / math_op make (gemm:
+// operands a, b, extras m, k, n and transpose_b / accumulate when set;
+// math: operands src_a, src_b, extras scale's factor or fill's value, none
+// for other ops).
+OpSpec to_spec(const TypedOp& op);
+// to_spec(op).logical_bytes(), without making the text.
+uint32_t typed_logical_bytes(const TypedOp& op);
+// The op's kind as text: "gemm" or the MathOp's name.
+const char* kind_name(const TypedOp& op);
 
 // Decodes a composite's ops in program order (the at-most-one tile-scope
 // GEMM rule spans ops). decode() checks what needs no descriptor table: an

@@ -172,6 +172,28 @@ void op_spec(Writer& w, const OpSpec& op, const TypedOp* typed) {
   else math_extras(w, m, op.extra);
 }
 
+// A composite's op built typed (CompositeCmd::built_typed): the bytes of
+// the OpSpec it stands for (to_spec), written from its fields.
+void typed_op(Writer& w, const TypedOp& op) {
+  w.u8(op.is_gemm() ? 0 : uint8_t(1 + uint8_t(op.math)));
+  w.u8(uint8_t(uint8_t(op.scope) | kHasOut));
+  w.count(size_t(op.inputs), "operands");
+  for (int i = 0; i < op.inputs; ++i) w.u64(op.in[i]);
+  w.u64(op.out);
+  if (op.is_gemm()) {
+    const uint8_t flags = (op.gemm.transpose_b ? 1 : 0) + (op.gemm.accumulate ? 1 : 0);
+    w.u8(uint8_t(3 + flags));
+    w.i32(op.gemm.m, "m"), w.i32(op.gemm.k, "k"), w.i32(op.gemm.n, "n");
+    if (op.gemm.transpose_b) w.u8(uint8_t(0 << 1 | 1));
+    if (op.gemm.accumulate) w.u8(uint8_t(1 << 1 | 1));
+  } else if (op.math == MathOp::kScale || op.math == MathOp::kFill) {
+    w.u8(1);
+    w.f32(op.math == MathOp::kScale ? op.attrs.factor : op.attrs.value);
+  } else {
+    w.u8(0);
+  }
+}
+
 class Reader {
  public:
   Reader(const uint8_t* d, size_t n) : d_(d), n_(n) {}
@@ -332,7 +354,10 @@ void encode_command(const Command& c, uint32_t completion_id, uint32_t bytes, st
                  },
                  [&](const CompositeCmd& c2) {
                    framing(w, Type::kComposite, completion_id);
-                   w.count(c2.ops.size(), "ops");
+                   w.count(c2.op_count(), "ops");
+                   if (c2.built_typed()) {
+                     for (const TypedOp& op : c2.typed) typed_op(w, op);
+                   }
                    // Decoded by check_command just before (encode_dispatched).
                    const bool typed = decoded && c2.typed.size() == c2.ops.size();
                    for (size_t i = 0; i < c2.ops.size(); ++i) op_spec(w, c2.ops[i], typed ? &c2.typed[i] : nullptr);

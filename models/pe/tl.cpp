@@ -153,6 +153,45 @@ void Tl::composite(const std::string& name, std::vector<OpSpec> ops,
   cpu_.dispatch(Command(std::move(c)));
 }
 
+TypedOp typed_gemm_op(OpScope scope, const Tensor& out, const Tensor& a, const Tensor& b,
+                      DotOptions opt) {
+  TypedOp op;
+  op.kind = OpKind::kGemm;
+  op.scope = scope;
+  op.in[0] = a.handle;
+  op.in[1] = b.handle;
+  op.inputs = 2;
+  op.out = out.handle;
+  op.gemm = {a.rows, opt.transpose_b ? b.rows : b.cols, a.cols, opt.transpose_b, opt.accumulate};
+  return op;
+}
+
+TypedOp typed_math_op(MathOp kind, OpScope scope, const Tensor& out,
+                      std::initializer_list<Tensor> operands, double attr) {
+  if (int(operands.size()) != math_op_arity(kind)) throw KernelError(math_arity_error(kind, operands.size()));
+  TypedOp op;
+  op.kind = OpKind::kMath;
+  op.math = kind;
+  op.scope = scope;
+  int i = 0;
+  for (const Tensor& t : operands) op.in[i++] = t.handle;
+  op.inputs = i;
+  op.out = out.handle;
+  if (kind == MathOp::kScale) op.attrs.factor = attr;
+  if (kind == MathOp::kFill) op.attrs.value = attr;
+  return op;
+}
+
+void Tl::composite(const std::string& name, std::vector<TypedOp> ops,
+                   std::initializer_list<Tensor> rw_handles) {
+  CompositeCmd c;
+  c.name = name;
+  c.typed = std::move(ops);
+  c.rw_handles.reserve(rw_handles.size());
+  for (const Tensor& t : rw_handles) c.rw_handles.push_back(t.handle);
+  cpu_.dispatch(Command(std::move(c)));
+}
+
 void Tl::composite(CompositeCmd cmd) { cpu_.dispatch(Command(std::move(cmd))); }
 
 void Tl::emit(const Command& cmd) { cpu_.dispatch(Command(cmd)); }

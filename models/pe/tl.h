@@ -38,6 +38,16 @@ OpSpec gemm_op(OpScope scope, const Tensor& out, const Tensor& a, const Tensor& 
 OpSpec math_op(MathOp op, OpScope scope, const Tensor& out,
                std::initializer_list<Tensor> operands, Extras extra = {});
 
+// The same ops typed (STYLE.md 13: no text on the way to PE_SCHEDULER; a
+// composite of them is CompositeCmd::built_typed and stands for the
+// OpSpecs above, to_spec). `attr`: scale's factor or fill's value, unused
+// by other math ops. A math op given the wrong number of operands throws
+// KernelError at once.
+TypedOp typed_gemm_op(OpScope scope, const Tensor& out, const Tensor& a, const Tensor& b,
+                      DotOptions opt = {});
+TypedOp typed_math_op(MathOp op, OpScope scope, const Tensor& out,
+                      std::initializer_list<Tensor> operands, double attr = 0.0);
+
 class Tl {
  public:
   Tl(TlTarget& cpu, TensorTable& table, const PeConfig& cfg, std::string kernel_name);
@@ -106,6 +116,8 @@ class Tl {
   // One CompositeCmd: PE_SCHEDULER expands it into its tile plan. rw_handles
   // are read and written (hazards) and counted in logical_bytes.
   void composite(const std::string& name, std::vector<OpSpec> ops,
+                 std::initializer_list<Tensor> rw_handles);
+  void composite(const std::string& name, std::vector<TypedOp> ops,
                  std::initializer_list<Tensor> rw_handles);
   void composite(CompositeCmd cmd);
 

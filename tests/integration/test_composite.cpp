@@ -20,6 +20,7 @@
 #include "models/pe/engines/pe_tcm.h"
 #include "models/pe/scheduler/tile_plan.h"
 #include "tests/sim_util.h"
+#include "tests/test_files.h"
 
 namespace kb {
 namespace {
@@ -655,6 +656,35 @@ TEST(CompositeGemm, TailTilesAreCut) {
   uint64_t elements = 0;
   for (const OpRecord& rec : g) elements += rec.elements;
   EXPECT_EQ(elements, 3u * 70 * 65);  // each output element once per K step
+}
+
+// The recipe as softmax_merge() emits it (built typed, STYLE.md 13) and as
+// text (softmax_merge_ops, what a replay file holds): the same op log,
+// record for record, in timing and in data mode, twice in a row (the
+// second merge depends on the first's l and O).
+TEST(CompositeBuiltTyped, TheRecipeTypedGivesTheOpLogOfItsText) {
+  for (bool data : {false, true}) {
+    SCOPED_TRACE(data ? "data mode" : "timing mode");
+    test::TempDir dir;
+    std::string logs[2];
+    for (int typed = 0; typed < 2; ++typed) {
+      RunSpec spec;
+      spec.config.data_mode = data;
+      spec.oplog_path = dir.file(typed ? "typed.csv" : "text.csv");
+      spec.launches = {{"merge", [typed](Tl& tl) {
+                          const MergeTensors m = merge_tensors(tl);
+                          for (int i = 0; i < 2; ++i) {
+                            if (typed) softmax_merge(tl, m.s, m.v, m.st, m.x);
+                            else tl.composite("softmax_merge", softmax_merge_ops(m.s, m.v, m.st, m.x), {m.st.l, m.st.o});
+                          }
+                        }}};
+      const RunResult r = run_isolated(spec);
+      ASSERT_TRUE(r.ok) << r.error;
+      logs[typed] = test::read_file(spec.oplog_path);
+    }
+    EXPECT_GT(logs[0].size(), 100u);
+    EXPECT_TRUE(logs[1] == logs[0]) << "typed:\n" << logs[1] << "\ntext:\n" << logs[0];
+  }
 }
 
 }  // namespace

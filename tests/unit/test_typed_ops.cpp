@@ -12,7 +12,9 @@
 
 #include "models/pe/cpu/command_check.h"
 #include "models/pe/commands.h"
+#include "models/pe/descriptor.h"
 #include "models/pe/tensor_table.h"
+#include "models/pe/tl.h"
 
 namespace kb {
 namespace {
@@ -290,6 +292,134 @@ TEST(TypedOpCheck, RefusalsNameTheCompositeAndOp) {
   c.ops[0] = spec("exp", OpScope::kPrologue, {{"src_a", t.a}}, t.c);
   c.ops[1] = spec("gemm", OpScope::kTile, {{"a", t.a}}, t.c, mnk(16, 8, 32));
   EXPECT_THAT(check_error(c, t.table), HasSubstr("CompositeCmd 'bad' op 0 (exp, prologue): shape mismatch"));
+}
+
+// --- built typed (tl's typed builders, STYLE.md 13): a typed op stands for
+// the OpSpec to_spec makes of it, which is what gemm_op / math_op make
+
+Tensor tensor(Handle h, int64_t rows, int64_t cols) { return {h, rows, cols, Dtype::kBf16, MemSpace::kTcm}; }
+
+std::vector<std::pair<TypedOp, OpSpec>> typed_and_text() {
+  const Tensor a = tensor(1, 16, 32), b = tensor(2, 32, 8), bt = tensor(3, 8, 32), c = tensor(4, 16, 8),
+               col = tensor(5, 16, 1);
+  std::vector<std::pair<TypedOp, OpSpec>> v = {
+      {typed_gemm_op(OpScope::kTile, c, a, b), gemm_op(OpScope::kTile, c, a, b)},
+      {typed_gemm_op(OpScope::kPrologue, c, a, bt, {true, false}), gemm_op(OpScope::kPrologue, c, a, bt, {true, false})},
+      {typed_gemm_op(OpScope::kEpilogue, c, a, b, {false, true}), gemm_op(OpScope::kEpilogue, c, a, b, {false, true})},
+      {typed_gemm_op(OpScope::kTile, c, a, bt, {true, true}), gemm_op(OpScope::kTile, c, a, bt, {true, true})},
+      {typed_math_op(MathOp::kScale, OpScope::kTile, c, {c}, 0.125),
+       math_op(MathOp::kScale, OpScope::kTile, c, {c}, {{"factor", 0.125}})},
+      {typed_math_op(MathOp::kFill, OpScope::kPrologue, c, {}, -3.5),
+       math_op(MathOp::kFill, OpScope::kPrologue, c, {}, {{"value", -3.5}})},
+      {typed_math_op(MathOp::kExp, OpScope::kEpilogue, c, {c}), math_op(MathOp::kExp, OpScope::kEpilogue, c, {c})},
+      {typed_math_op(MathOp::kRowMax, OpScope::kPrologue, col, {c}),
+       math_op(MathOp::kRowMax, OpScope::kPrologue, col, {c})},
+      {typed_math_op(MathOp::kSubBcast, OpScope::kTile, c, {c, col}),
+       math_op(MathOp::kSubBcast, OpScope::kTile, c, {c, col})},
+  };
+  return v;
+}
+
+TEST(TypedBuild, ATypedOpIsTheOpSpecItStandsFor) {
+  for (const auto& [typed, text] : typed_and_text()) {
+    SCOPED_TRACE(text.kind);
+    const OpSpec made = to_spec(typed);
+    EXPECT_EQ(made.kind, text.kind);
+    EXPECT_EQ(made.scope, text.scope);
+    EXPECT_EQ(made.has_out, text.has_out);
+    EXPECT_EQ(made.out, text.out);
+    ASSERT_EQ(made.operands.size(), text.operands.size());
+    for (size_t i = 0; i < made.operands.size(); ++i) {
+      EXPECT_EQ(made.operands[i].name, text.operands[i].name);
+      EXPECT_EQ(made.operands[i].handle, text.operands[i].handle);
+    }
+    ASSERT_EQ(made.extra.size(), text.extra.size());
+    for (size_t i = 0; i < made.extra.size(); ++i) {
+      EXPECT_EQ(made.extra[i].name, text.extra[i].name);
+      EXPECT_TRUE(made.extra[i].value == text.extra[i].value);
+    }
+    // ADR-0064 D2 without the text; decoding the text gives the typed op.
+    EXPECT_EQ(typed_logical_bytes(typed), text.logical_bytes());
+    const TypedOp decoded = decode_one(text);
+    EXPECT_EQ(decoded.kind, typed.kind);
+    EXPECT_EQ(decoded.math, typed.math);
+    EXPECT_EQ(decoded.scope, typed.scope);
+    EXPECT_EQ(decoded.inputs, typed.inputs);
+    for (int i = 0; i < typed.inputs; ++i) EXPECT_EQ(decoded.in[i], typed.in[i]);
+    EXPECT_EQ(decoded.out, typed.out);
+    EXPECT_EQ(decoded.gemm.m, typed.gemm.m);
+    EXPECT_EQ(decoded.gemm.n, typed.gemm.n);
+    EXPECT_EQ(decoded.gemm.k, typed.gemm.k);
+    EXPECT_EQ(decoded.gemm.transpose_b, typed.gemm.transpose_b);
+    EXPECT_EQ(decoded.gemm.accumulate, typed.gemm.accumulate);
+    EXPECT_EQ(decoded.attrs.factor, typed.attrs.factor);
+    EXPECT_EQ(decoded.attrs.value, typed.attrs.value);
+  }
+}
+
+// A composite built typed and its text twin: the same D2 size, descriptor
+// bytes and handle access (what PE_CPU charges and PE_SCHEDULER orders by).
+TEST(TypedBuild, ACompositeBuiltTypedHasItsTextTwinsBytesAndAccess) {
+  CompositeCmd typed, text;
+  typed.name = text.name = "twin";
+  for (const auto& [t, s] : typed_and_text()) {
+    if (t.is_gemm() && t.scope == OpScope::kTile && !typed.typed.empty()) continue;  // one tile gemm
+    typed.typed.push_back(t);
+    text.ops.push_back(s);
+  }
+  typed.rw_handles = text.rw_handles = {4, 5};
+  ASSERT_TRUE(typed.built_typed());
+  ASSERT_FALSE(text.built_typed());
+  EXPECT_EQ(typed.op_count(), text.op_count());
+  EXPECT_EQ(typed.logical_bytes(), text.logical_bytes());
+  EXPECT_EQ(desc::encode(Command(typed), 77), desc::encode(Command(text), 77));
+  const HandleAccess ta = handle_access(Command(typed)), xa = handle_access(Command(text));
+  EXPECT_EQ(ta.reads, xa.reads);
+  EXPECT_EQ(ta.writes, xa.writes);
+  std::vector<TypedOp> scratch;
+  EXPECT_EQ(&typed_ops(typed, scratch), &typed.typed);  // no decode: the ops themselves
+}
+
+TEST(TypedBuild, CheckCommandChecksWhatTheTypeDoesNotAndKeepsTheOps) {
+  Tensors t;
+  const Tensor a = tensor(t.a, 16, 32), b = tensor(t.b, 32, 8), c = tensor(t.c, 16, 8), col = tensor(t.col, 16, 1);
+  CompositeCmd comp;
+  comp.name = "fused";
+  comp.typed = {typed_math_op(MathOp::kRowMax, OpScope::kPrologue, col, {c}), typed_gemm_op(OpScope::kTile, c, a, b),
+                typed_math_op(MathOp::kScale, OpScope::kEpilogue, c, {c}, 0.5)};
+  Command ok(comp);
+  check_command(ok, t.table);
+  EXPECT_EQ(std::get<CompositeCmd>(ok).typed.size(), 3u);
+  EXPECT_TRUE(std::get<CompositeCmd>(ok).ops.empty());
+  // Refusals name the op as the text's do.
+  comp.typed.push_back(typed_gemm_op(OpScope::kTile, c, a, b));
+  Command two_tiles(comp);
+  try {
+    check_command(two_tiles, t.table);
+    ADD_FAILURE() << "accepted";
+  } catch (const KernelError& e) {
+    EXPECT_STREQ(e.what(), "CompositeCmd 'fused' op 3 (gemm, tile): a composite has at most one tile-scope gemm");
+  }
+  comp.typed.pop_back();
+  comp.typed[0].inputs = 2;  // not what typed_math_op makes: still refused
+  Command arity(comp);
+  EXPECT_THROW(check_command(arity, t.table), KernelError);
+  // The table checks run on typed ops as on decoded ones.
+  comp.typed[0] = typed_math_op(MathOp::kRowMax, OpScope::kPrologue, c, {c});
+  Command shape(comp);
+  try {
+    check_command(shape, t.table);
+    ADD_FAILURE() << "accepted";
+  } catch (const KernelError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("CompositeCmd 'fused' op 0 (rowmax, prologue)"));
+  }
+}
+
+TEST(TypedBuild, AMathOpWithTheWrongOperandCountThrowsAtOnce) {
+  const Tensor c = tensor(4, 16, 8);
+  EXPECT_THROW(typed_math_op(MathOp::kExp, OpScope::kPrologue, c, {c, c}), KernelError);
+  EXPECT_THROW(typed_math_op(MathOp::kAdd, OpScope::kPrologue, c, {c}), KernelError);
+  EXPECT_THROW(typed_math_op(MathOp::kAdd, OpScope::kPrologue, c, {c, c, c}), KernelError);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "models/pe/cpu/command_check.h"
 
+#include <algorithm>
 #include <string>
 
 #include "models/pe/cpu/init_tracker.h"
@@ -20,9 +21,11 @@ struct Where {
     if (comp) {
       std::string s = "CompositeCmd '" + comp->name + "'";
       if (op_index == size_t(-1)) return s;
-      const OpSpec& op = comp->ops[op_index];
-      return s + " op " + std::to_string(op_index) + " (" + op.kind +
-             (scope ? std::string(", ") + to_string(op.scope) : std::string()) + ")";
+      const bool text = !comp->built_typed();
+      const std::string kind = text ? comp->ops[op_index].kind : kind_name(comp->typed[op_index]);
+      const OpScope op_scope = text ? comp->ops[op_index].scope : comp->typed[op_index].scope;
+      return s + " op " + std::to_string(op_index) + " (" + kind +
+             (scope ? std::string(", ") + to_string(op_scope) : std::string()) + ")";
     }
     return suffix ? std::string(prefix) + " " + suffix : std::string(prefix);
   }
@@ -162,18 +165,34 @@ void check_math(const TensorTable& t, MathOp op, const Handle* operands, size_t 
   }
 }
 
-// A composite: each op decoded (OpDecoder, once, into c.typed) and then
-// checked against the table, op by op in program order.
+// What OpDecoder checks of text that a typed op's type does not: one
+// tile-scope GEMM at most, a math op's arity.
+void check_typed(const TypedOp& op, bool* tile_gemm, const Where& what) {
+  if (op.is_gemm()) {
+    if (op.scope != OpScope::kTile) return;
+    if (*tile_gemm) fail(what, "a composite has at most one tile-scope gemm");
+    *tile_gemm = true;
+  } else if (op.inputs < 0 || op.inputs > 2 || op.inputs != math_op_arity(op.math)) {
+    fail(what, math_arity_error(op.math, size_t(std::max(op.inputs, 0))));
+  }
+}
+
+// A composite: each op decoded (OpDecoder, once, into c.typed; built
+// typed: its type checked) and then checked against the table, op by op
+// in program order.
 void decode_and_check(CompositeCmd& c, const TensorTable& t) {
   const Where base(c, size_t(-1), false);
   OpDecoder decoder;
-  c.typed.resize(c.ops.size());
+  const bool text = !c.built_typed();
+  if (text) c.typed.resize(c.ops.size());
   const TypedOp* tile_gemm = nullptr;
-  for (size_t i = 0; i < c.ops.size(); ++i) {
+  bool typed_tile_gemm = false;
+  for (size_t i = 0; i < c.typed.size(); ++i) {
     const Where what(c, i, true);
     TypedOp& op = c.typed[i];
     std::string why;
-    if (!decoder.decode(c.ops[i], &op, &why)) fail(what, why);
+    if (text && !decoder.decode(c.ops[i], &op, &why)) fail(what, why);
+    if (!text) check_typed(op, &typed_tile_gemm, what);
     switch (op.kind) {
       case OpKind::kGemm: {
         const bool tile = op.scope == OpScope::kTile;
@@ -199,7 +218,7 @@ void check_composite(CompositeCmd& c, const TensorTable& t) {
   try {
     decode_and_check(c, t);
   } catch (...) {
-    c.typed.clear();  // a refused composite carries no decode
+    if (!c.built_typed()) c.typed.clear();  // a refused composite carries no decode (built typed: its ops)
     throw;
   }
 }
