@@ -632,7 +632,7 @@ Command with_handles(Command cmd, const std::function<Handle(Handle)>& h) {
                             if (op.has_out) op.out = h(op.out);
                           }
                           for (TypedOp& op : c.typed) {
-                            for (int i = 0; i < op.inputs; ++i) op.in[i] = h(op.in[i]);
+                            for (int i = 0; i < op.inputs && i < 2; ++i) op.in[i] = h(op.in[i]);
                             op.out = h(op.out);
                           }
                           for (Handle& r : c.rw_handles) r = h(r);

@@ -236,7 +236,10 @@ uint32_t OpSpec::logical_bytes() const {
          (has_out ? lb::kHandle : 0) + extras_bytes(extra);
 }
 
-const char* kind_name(const TypedOp& op) { return op.is_gemm() ? "gemm" : to_string(op.math); }
+const char* kind_name(const TypedOp& op) {
+  if (op.is_gemm()) return "gemm";
+  return op.kind == OpKind::kMath && int(op.math) < kNumMathOps ? to_string(op.math) : "?";  // "?": a corrupt op, named in its refusal
+}
 
 namespace {
 bool has_math_attr(MathOp m) { return m == MathOp::kScale || m == MathOp::kFill; }
@@ -246,7 +249,7 @@ OpSpec to_spec(const TypedOp& op) {
   OpSpec s{kind_name(op), op.scope};
   s.has_out = true;
   s.out = op.out;
-  for (int i = 0; i < op.inputs; ++i) s.operands.push_back({op.input_role(i), op.in[i]});
+  for (int i = 0; i < op.inputs && i < 2; ++i) s.operands.push_back({op.input_role(i), op.in[i]});
   if (op.is_gemm()) {
     s.extra = {{"m", op.gemm.m}, {"k", op.gemm.k}, {"n", op.gemm.n}};
     if (op.gemm.transpose_b) s.extra.push_back({"transpose_b", true});
@@ -341,7 +344,7 @@ void handle_access(const Command& cmd, HandleAccess& a) {
           [&](const CompositeCmd& c) {
             if (c.built_typed()) {
               for (const TypedOp& op : c.typed) {
-                for (int i = 0; i < op.inputs; ++i) a.reads.push_back(op.in[i]);
+                for (int i = 0; i < op.inputs && i < 2; ++i) a.reads.push_back(op.in[i]);
                 a.writes.push_back(op.out);
               }
             }

@@ -177,11 +177,12 @@ void op_spec(Writer& w, const OpSpec& op, const TypedOp* typed) {
 void typed_op(Writer& w, const TypedOp& op) {
   w.u8(op.is_gemm() ? 0 : uint8_t(1 + uint8_t(op.math)));
   w.u8(uint8_t(uint8_t(op.scope) | kHasOut));
+  if (op.inputs < 0 || op.inputs > 2) throw EncodeError(std::string(kind_name(op)) + ": " + std::to_string(op.inputs) + " operands");
   w.count(size_t(op.inputs), "operands");
   for (int i = 0; i < op.inputs; ++i) w.u64(op.in[i]);
   w.u64(op.out);
   if (op.is_gemm()) {
-    const uint8_t flags = (op.gemm.transpose_b ? 1 : 0) + (op.gemm.accumulate ? 1 : 0);
+    const int flags = (op.gemm.transpose_b ? 1 : 0) + (op.gemm.accumulate ? 1 : 0);
     w.u8(uint8_t(3 + flags));
     w.i32(op.gemm.m, "m"), w.i32(op.gemm.k, "k"), w.i32(op.gemm.n, "n");
     if (op.gemm.transpose_b) w.u8(uint8_t(0 << 1 | 1));

@@ -144,12 +144,21 @@ OpSpec math_op(MathOp kind, OpScope scope, const Tensor& out,
   return op;
 }
 
-void Tl::composite(const std::string& name, std::vector<OpSpec> ops,
-                   std::initializer_list<Tensor> rw_handles) {
+namespace {
+// A composite's name and rw handles, its ops to come.
+CompositeCmd composite_of(const std::string& name, std::initializer_list<Tensor> rw_handles) {
   CompositeCmd c;
   c.name = name;
-  c.ops = std::move(ops);
+  c.rw_handles.reserve(rw_handles.size());
   for (const Tensor& t : rw_handles) c.rw_handles.push_back(t.handle);
+  return c;
+}
+}  // namespace
+
+void Tl::composite(const std::string& name, std::vector<OpSpec> ops,
+                   std::initializer_list<Tensor> rw_handles) {
+  CompositeCmd c = composite_of(name, rw_handles);
+  c.ops = std::move(ops);
   cpu_.dispatch(Command(std::move(c)));
 }
 
@@ -184,11 +193,8 @@ TypedOp typed_math_op(MathOp kind, OpScope scope, const Tensor& out,
 
 void Tl::composite(const std::string& name, std::vector<TypedOp> ops,
                    std::initializer_list<Tensor> rw_handles) {
-  CompositeCmd c;
-  c.name = name;
+  CompositeCmd c = composite_of(name, rw_handles);
   c.typed = std::move(ops);
-  c.rw_handles.reserve(rw_handles.size());
-  for (const Tensor& t : rw_handles) c.rw_handles.push_back(t.handle);
   cpu_.dispatch(Command(std::move(c)));
 }
 

@@ -26,8 +26,8 @@ void InstantCalendar::run() {
   if (deferred_ && now == deferred_at_) {  // an instant run ahead: its notifications outside
     deferred_ = false;
     for (const detail::OutsideNotification& n : detail::g_outside_at_instant) {
-      if (n.next_delta) n.event->notify(sc_core::SC_ZERO_TIME);
-      else n.event->notify();
+      if (n.now) n.event->notify();
+      else n.event->notify(n.delay);
     }
     detail::g_outside_at_instant.clear();
     if (!heap_.empty()) wake_.notify(heap_.front().at - now);  // zero: the next sweep, a delta later
@@ -50,11 +50,17 @@ void InstantCalendar::run() {
       sweep(at);
     }
   } catch (...) {
+    const bool ahead = detail::g_calendar_now != nullptr;
     detail::g_calendar_now = nullptr;
     detail::g_woke_outside = false;
-    detail::g_outside_at_instant.clear();
     running_ = false;
-    if (!heap_.empty()) wake_.notify(heap_.front().at - now);
+    if (ahead) {  // SystemC's time still reaches the instant, and its notifications are made
+      deferred_ = true;
+      deferred_at_ = at;
+      wake_.notify(at - now);
+    } else if (!heap_.empty()) {
+      wake_.notify(heap_.front().at - now);
+    }
     throw;  // as from the actor's own method
   }
   const bool ahead = detail::g_calendar_now != nullptr;

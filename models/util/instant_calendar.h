@@ -31,9 +31,11 @@
 // runs at the time it would have, after the same calendar work, and the op
 // log is the same byte for byte; what goes is one SystemC activation per
 // instant (issue 16 item 1). Only for sc_start() without a time limit (the
-// calendar cannot see one), and not with a checker or probe that reads
-// sc_time_stamp() inside a PE's transactions: they see SystemC's time, not
-// the instant's.
+// calendar cannot see one), not with a checker or probe that reads
+// sc_time_stamp() inside a PE's transactions (it sees SystemC's time, not
+// the instant's; so does an SC_REPORT's time stamp), and not with a target
+// on a PE's `mem` socket that answers later from a process of its own (the
+// model's HBM, TCM, router and links answer at once, or from the calendar).
 //
 // InstantActor::notify has sc_event::notify(delay)'s semantics (one
 // pending run; an earlier notification replaces a later one, a later one
@@ -169,12 +171,13 @@ namespace detail {
 inline sc_core::sc_time g_calendar_lead;  // looking ahead: the instant run - SystemC's time
 inline bool g_woke_outside = false;       // ... and a process outside was woken for it
 inline bool g_outside_notified = false;   // an event outside notified since the calendar last asked SystemC
-// Looking ahead: the events notified for the instant run, at once
-// (`next_delta` false) or a delta later, in order; the calendar notifies
-// them so when SystemC's time reaches the instant.
+// Looking ahead: the events notified at the instant run, in order, each at
+// once (`now`), a delta later (zero delay) or after `delay`; the calendar
+// makes these notifications when SystemC's time reaches the instant.
 struct OutsideNotification {
   sc_core::sc_event* event;
-  bool next_delta;
+  bool now;
+  sc_core::sc_time delay;
 };
 inline std::vector<OutsideNotification> g_outside_at_instant;
 }  // namespace detail
@@ -182,25 +185,23 @@ inline std::vector<OutsideNotification> g_outside_at_instant;
 // Wakes a process outside the calendar (a kernel thread, a VP's method) from
 // PE code: ev.notify() or ev.notify(delay) at the model's time, sim_now().
 // Every sc_event notification in PE code goes through these (look-ahead).
-// At an instant run ahead, the calendar's first activation at that
-// instant's SystemC time makes the notifications for the instant itself, so
-// the processes they wake run in the order of delta cycles and processes
-// they would have (then the instant's next sweep, a delta later).
+// At an instant run ahead, the calendar stops looking ahead after that
+// sweep, and its first activation at the instant's SystemC time makes the
+// instant's notifications, in their order, so the processes they wake run
+// in the delta cycles and order they would have (then the instant's next
+// sweep, a delta later), and an event keeps its notify semantics (an
+// immediate notification cancels a pending timed one, not the reverse).
 inline void notify_outside(sc_core::sc_event& ev) {
   detail::g_outside_notified = true;
   if (!detail::g_calendar_now) return ev.notify();
   detail::g_woke_outside = true;
-  detail::g_outside_at_instant.push_back({&ev, false});
+  detail::g_outside_at_instant.push_back({&ev, true, sc_core::SC_ZERO_TIME});
 }
 inline void notify_outside(sc_core::sc_event& ev, const sc_core::sc_time& delay) {
   detail::g_outside_notified = true;
   if (!detail::g_calendar_now) return ev.notify(delay);
-  if (delay == sc_core::SC_ZERO_TIME) {
-    detail::g_woke_outside = true;
-    detail::g_outside_at_instant.push_back({&ev, true});
-    return;
-  }
-  ev.notify(detail::g_calendar_lead + delay);
+  detail::g_woke_outside = true;
+  detail::g_outside_at_instant.push_back({&ev, false, delay});
 }
 
 // Inline: every PE event passes here.

@@ -674,8 +674,18 @@ TEST(CompositeBuiltTyped, TheRecipeTypedGivesTheOpLogOfItsText) {
       spec.launches = {{"merge", [typed](Tl& tl) {
                           const MergeTensors m = merge_tensors(tl);
                           for (int i = 0; i < 2; ++i) {
-                            if (typed) softmax_merge(tl, m.s, m.v, m.st, m.x);
-                            else tl.composite("softmax_merge", softmax_merge_ops(m.s, m.v, m.st, m.x), {m.st.l, m.st.o});
+                            if (typed) {
+                              softmax_merge(tl, m.s, m.v, m.st, m.x);
+                              continue;
+                            }
+                            // The text, built here with the OpSpec builders from the recipe's steps.
+                            std::vector<OpSpec> ops;
+                            for (const MergeStep& st : softmax_merge_steps(m.s, m.st, m.x)) {
+                              ops.push_back(st.binary ? math_op(st.op, OpScope::kPrologue, st.out, {st.a, st.b})
+                                                      : math_op(st.op, OpScope::kPrologue, st.out, {st.a}));
+                            }
+                            ops.push_back(gemm_op(OpScope::kTile, m.st.o, m.x.p, m.v, {false, true}));
+                            tl.composite("softmax_merge", std::move(ops), {m.st.l, m.st.o});
                           }
                         }}};
       const RunResult r = run_isolated(spec);

@@ -14,6 +14,7 @@
 #include "kernels/ccl/all_reduce.h"
 #include "kernels/gemm/gemm_composite.h"
 #include "models/pe/tl.h"
+#include "models/util/instant_calendar.h"
 #include "tb/mesh_run.h"
 #include "tests/sim_util.h"
 #include "tests/test_files.h"
@@ -86,6 +87,57 @@ TEST_P(LookaheadPe, DataModeGivesTheSameOpLog) {
 }
 
 INSTANTIATE_TEST_SUITE_P(QueueDepths, LookaheadPe, testing::Values(1, 3, 8, 64));
+
+// The comparisons above mean something only if look-ahead ran: the
+// runner's switch reaches the calendar, which then runs most instants
+// ahead of SystemC's time (opt3: all but those that wake the kernel).
+TEST(LookaheadPe, TheRunnersSwitchReachesTheCalendar) {
+  for (bool lookahead : {false, true}) {
+    const nlohmann::json j = run_function_isolated([lookahead] {
+      RunSpec spec;
+      spec.launches = {{"k", [](Tl& tl) { gqa_decode_opt3(tl, small_gqa(1000)); }}};
+      spec.lookahead = lookahead;
+      const RunResult r = run_in_process(spec);
+      nlohmann::json out;
+      out["ok"] = r.ok;
+      out["ahead"] = InstantCalendar::get().instants_ahead();
+      out["sweeps"] = InstantCalendar::get().sweeps();
+      return out;
+    });
+    ASSERT_FALSE(j.contains("error")) << j.dump();
+    ASSERT_TRUE(j["ok"].get<bool>());
+    if (!lookahead) {
+      EXPECT_EQ(j["ahead"].get<uint64_t>(), 0u);
+    } else {
+      EXPECT_GT(j["ahead"].get<uint64_t>(), j["sweeps"].get<uint64_t>() / 2) << j.dump();
+    }
+  }
+}
+
+// Waveforms: PE_CPU's and PE_SCHEDULER's signal methods are processes
+// outside the calendar, woken at once and after a dispatch's time (the
+// state turning stalled); the VCD must not change.
+TEST(LookaheadPe, WaveformsAreTheSame) {
+  test::TempDir dir;
+  std::string vcd[2];
+  for (int on = 0; on < 2; ++on) {
+    RunSpec spec;
+    spec.config.scheduler.queue_depth = 2;  // writes held by a full queue: the stalled state
+    spec.launches = {{"k", [](Tl& tl) { gqa_decode_opt3(tl, small_gqa(500)); }}};
+    spec.vcd_path = dir.file(on ? "on.vcd" : "off.vcd");
+    spec.lookahead = on;
+    spec.timeout_s = 300;
+    const RunResult r = run_isolated(spec);
+    ASSERT_TRUE(r.ok) << r.error;
+    // SystemC's header carries the date: from $timescale on.
+    const std::string text = test::read_file(spec.vcd_path);
+    const size_t from = text.find("$timescale");
+    ASSERT_NE(from, std::string::npos);
+    vcd[on] = text.substr(from);
+  }
+  EXPECT_GT(vcd[0].size(), 1000u);
+  EXPECT_TRUE(vcd[1] == vcd[0]) << "the VCDs differ";
+}
 
 // A kernel that waits for the queue to drain (tl.wait) between phases and
 // spins PE_CPU (tl.cycles): the kernel thread sleeps and wakes mid-run.

@@ -159,7 +159,7 @@ nlohmann::json lookahead_scenario(bool lookahead) {
       log.push_back(n + "@" + std::to_string(now_ps()) + " sc " +
                     std::to_string(ps_of(sc_core::sc_time_stamp())));
     };
-    sc_core::sc_event e_now, e_delta, e_later;
+    sc_core::sc_event e_now, e_delta, e_later, e_twice;
     InstantActor* chain_ptr = nullptr;
     InstantActor echo(InstantKind::kSchedulerStep, [&] { log.push_back("echo@" + std::to_string(now_ps())); });
     echo.set_pe(1);
@@ -167,6 +167,10 @@ nlohmann::json lookahead_scenario(bool lookahead) {
     InstantActor chain(InstantKind::kSchedulerStep, [&] {
       const uint64_t t = now_ps();
       log.push_back("chain@" + std::to_string(t));
+      if (t == 3000) {  // at once, then again 2 ns later: the second stays pending
+        notify_outside(e_twice);
+        notify_outside(e_twice, sc_time(2, SC_NS));
+      }
       if (t == 4000) notify_outside(e_now);
       if (t == 6000 && again_at_6) {
         --again_at_6;
@@ -200,6 +204,11 @@ nlohmann::json lookahead_scenario(bool lookahead) {
     method.set_sensitivity(&e_delta);
     method.set_sensitivity(&e_later);
     sc_core::sc_spawn([&] { outside("method"); }, "method", &method);
+    sc_core::sc_spawn_options twice;
+    twice.spawn_method();
+    twice.dont_initialize();
+    twice.set_sensitivity(&e_twice);
+    sc_core::sc_spawn([&] { outside("twice"); }, "twice", &twice);
     sc_core::sc_start();
     nlohmann::json r;
     r["log"] = log;
@@ -226,12 +235,17 @@ TEST(InstantCalendarLookahead, RunsInstantsAheadAndEverythingSeenHappensAsWithou
       "chain@1000", "chain@2000", "chain@3000", "chain@4000", "woken@4000 sc 4000", "echo@4000",
       "chain@5000", "chain@6000", "chain@6000", "woken@6000 sc 6000", "echo@6000", "chain@7000",
       "timer@7500 sc 7500", "chain@8000", "chain@9000", "woken@9500 sc 9500", "echo@9500", "chain@10000"};
-  std::vector<std::string> without_method;
+  std::vector<std::string> without_methods, twice;
   for (const auto& e : on["log"]) {
-    if (e.get<std::string>().rfind("method@", 0) != 0) without_method.push_back(e);
+    const std::string s = e;
+    if (s.rfind("twice@", 0) == 0) twice.push_back(s);
+    else if (s.rfind("method@", 0) != 0) without_methods.push_back(s);
   }
-  EXPECT_EQ(without_method, expected) << on.dump();
-  EXPECT_EQ(on["log"].size(), expected.size() + 3) << on.dump();  // the method, once per wake
+  EXPECT_EQ(without_methods, expected) << on.dump();
+  EXPECT_EQ(on["log"].size(), expected.size() + 3 + 2) << on.dump();  // the method, once per wake
+  // An immediate notification, then a timed one of the same event: both
+  // run (sc_event semantics: only an earlier notification cancels).
+  EXPECT_EQ(twice, (std::vector<std::string>{"twice@3000 sc 3000", "twice@5000 sc 5000"})) << on.dump();
   EXPECT_EQ(on["end_ps"].get<uint64_t>(), 10000u);  // the last instant run
 }
 

@@ -401,9 +401,24 @@ TEST(TypedBuild, CheckCommandChecksWhatTheTypeDoesNotAndKeepsTheOps) {
     EXPECT_STREQ(e.what(), "CompositeCmd 'fused' op 3 (gemm, tile): a composite has at most one tile-scope gemm");
   }
   comp.typed.pop_back();
-  comp.typed[0].inputs = 2;  // not what typed_math_op makes: still refused
-  Command arity(comp);
-  EXPECT_THROW(check_command(arity, t.table), KernelError);
+  comp.typed[1].inputs = 1;  // a gemm without b (not what typed_gemm_op makes): refused, not read as b = 0
+  Command no_b(comp);
+  try {
+    check_command(no_b, t.table);
+    ADD_FAILURE() << "accepted";
+  } catch (const KernelError& e) {
+    EXPECT_STREQ(e.what(), "CompositeCmd 'fused' op 1 (gemm, tile): a gemm op takes operands a and b, got 1 operand(s)");
+  }
+  comp.typed[1].inputs = 2;
+  comp.typed[2].math = MathOp(200);  // no MathOp
+  Command unknown(comp);
+  try {
+    check_command(unknown, t.table);
+    ADD_FAILURE() << "accepted";
+  } catch (const KernelError& e) {
+    EXPECT_STREQ(e.what(), "CompositeCmd 'fused' op 2 (?, epilogue): unknown math op 200");
+  }
+  comp.typed[2] = typed_math_op(MathOp::kScale, OpScope::kEpilogue, c, {c}, 0.5);
   // The table checks run on typed ops as on decoded ones.
   comp.typed[0] = typed_math_op(MathOp::kRowMax, OpScope::kPrologue, c, {c});
   Command shape(comp);

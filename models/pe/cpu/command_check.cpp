@@ -165,14 +165,21 @@ void check_math(const TensorTable& t, MathOp op, const Handle* operands, size_t 
   }
 }
 
-// What OpDecoder checks of text that a typed op's type does not: one
-// tile-scope GEMM at most, a math op's arity.
+// What OpDecoder checks of text that a typed op's type does not: known
+// enums, a GEMM's operands a and b, one tile-scope GEMM at most, a math
+// op's arity.
 void check_typed(const TypedOp& op, bool* tile_gemm, const Where& what) {
+  if (uint8_t(op.scope) > uint8_t(OpScope::kEpilogue)) fail(what, "unknown scope " + std::to_string(int(op.scope)));
   if (op.is_gemm()) {
+    if (op.inputs != 2) fail(what, "a gemm op takes operands a and b, got " + std::to_string(op.inputs) + " operand(s)");
     if (op.scope != OpScope::kTile) return;
     if (*tile_gemm) fail(what, "a composite has at most one tile-scope gemm");
     *tile_gemm = true;
-  } else if (op.inputs < 0 || op.inputs > 2 || op.inputs != math_op_arity(op.math)) {
+    return;
+  }
+  if (op.kind != OpKind::kMath) fail(what, "unknown op kind " + std::to_string(int(op.kind)));
+  if (int(op.math) >= kNumMathOps) fail(what, "unknown math op " + std::to_string(int(op.math)));
+  if (op.inputs < 0 || op.inputs > 2 || op.inputs != math_op_arity(op.math)) {
     fail(what, math_arity_error(op.math, size_t(std::max(op.inputs, 0))));
   }
 }
