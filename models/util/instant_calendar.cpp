@@ -50,26 +50,20 @@ void InstantCalendar::run() {
       sweep(at);
     }
   } catch (...) {
-    const bool ahead = detail::g_calendar_now != nullptr;
-    detail::g_calendar_now = nullptr;
-    detail::g_woke_outside = false;
-    running_ = false;
-    if (ahead) {  // SystemC's time still reaches the instant, and its notifications are made
-      deferred_ = true;
-      deferred_at_ = at;
-      wake_.notify(at - now);
-    } else if (!heap_.empty()) {
-      wake_.notify(heap_.front().at - now);
-    }
+    end_activation(at, now);
     throw;  // as from the actor's own method
   }
+  end_activation(at, now);
+}
+
+void InstantCalendar::end_activation(const sc_core::sc_time& at, const sc_core::sc_time& now) {
   const bool ahead = detail::g_calendar_now != nullptr;
   detail::g_calendar_now = nullptr;
-  detail::g_woke_outside = false;
   running_ = false;
-  if (ahead && (!detail::g_outside_at_instant.empty() || (!heap_.empty() && heap_.front().at == at))) {
-    // Stopped at `at` for a process woken then: it runs in the instant's
-    // first delta cycle; what was due in the next follows (above).
+  if (ahead && !detail::g_outside_at_instant.empty()) {
+    // Stopped at `at` for a process woken then (may_go_on: the only stop
+    // with sweeps left at `at`): its notifications, then the instant's next
+    // sweep a delta later (above).
     deferred_ = true;
     deferred_at_ = at;
     wake_.notify(at - now);
@@ -81,7 +75,7 @@ void InstantCalendar::run() {
 }
 
 bool InstantCalendar::may_go_on(const sc_core::sc_time& at, const sc_core::sc_time& now) {
-  if (heap_.empty() || detail::g_woke_outside) return false;
+  if (heap_.empty() || !detail::g_outside_at_instant.empty()) return false;  // woke a process outside
   if (detail::g_outside_notified) {
     detail::g_outside_notified = false;
     // Zero when a process is runnable, a delta notification or an update

@@ -144,6 +144,9 @@ class InstantCalendar {
   // After a sweep at `at` (SystemC's time `now`): whether the next can run
   // in this activation (look-ahead).
   bool may_go_on(const sc_core::sc_time& at, const sc_core::sc_time& now);
+  // The activation's end at SystemC's time `now`, its last sweep at `at`:
+  // its next wake (or the instant's deferred notifications).
+  void end_activation(const sc_core::sc_time& at, const sc_core::sc_time& now);
   uint32_t next_seq() { return seq_++; }
 
   std::vector<Entry> heap_;  // a min-heap by (at, sweep, key)
@@ -169,11 +172,11 @@ class InstantCalendar {
 
 namespace detail {
 inline sc_core::sc_time g_calendar_lead;  // looking ahead: the instant run - SystemC's time
-inline bool g_woke_outside = false;       // ... and a process outside was woken for it
 inline bool g_outside_notified = false;   // an event outside notified since the calendar last asked SystemC
 // Looking ahead: the events notified at the instant run, in order, each at
 // once (`now`), a delta later (zero delay) or after `delay`; the calendar
-// makes these notifications when SystemC's time reaches the instant.
+// makes these notifications when SystemC's time reaches the instant (and
+// looks no further ahead once there is one).
 struct OutsideNotification {
   sc_core::sc_event* event;
   bool now;
@@ -194,13 +197,11 @@ inline std::vector<OutsideNotification> g_outside_at_instant;
 inline void notify_outside(sc_core::sc_event& ev) {
   detail::g_outside_notified = true;
   if (!detail::g_calendar_now) return ev.notify();
-  detail::g_woke_outside = true;
   detail::g_outside_at_instant.push_back({&ev, true, sc_core::SC_ZERO_TIME});
 }
 inline void notify_outside(sc_core::sc_event& ev, const sc_core::sc_time& delay) {
   detail::g_outside_notified = true;
   if (!detail::g_calendar_now) return ev.notify(delay);
-  detail::g_woke_outside = true;
   detail::g_outside_at_instant.push_back({&ev, false, delay});
 }
 
