@@ -61,9 +61,10 @@ MeshRunResult run_mesh_in_process(const MeshRunSpec& spec) {
   std::unique_ptr<OutputFile> trace_out, oplog_out, stats_out;
   std::unique_ptr<ChromeTrace> trace;
   std::vector<TraceProcess*> trace_pes;  // per PE, in global order
+  // The PEs' queue occupancy histories (trace counters); declared before
+  // top, whose PE_SCHEDULERs write to them.
+  std::vector<std::unique_ptr<CounterHistory>> occupancy;
   std::unique_ptr<MeshTop> top;
-  // Observers of the PEs' signals, destroyed before them.
-  std::vector<std::unique_ptr<CounterProbe>> occupancy;
   std::unique_ptr<PeVcdTrace> vcd;
   std::vector<std::vector<OpRecord>> link_records;
   std::vector<Pe*> launched;
@@ -83,9 +84,10 @@ MeshRunResult run_mesh_in_process(const MeshRunSpec& spec) {
       TraceProcess* process = &trace->add_process(pe.name());
       trace_pes.push_back(process);
       pe.op_log().set_trace(process);
-      occupancy.push_back(std::make_unique<CounterProbe>(
-          ("occupancy_probe_" + std::to_string(g)).c_str(), pe.pe_scheduler.occupancy_signal, false,
+      occupancy.push_back(std::make_unique<CounterHistory>(
+          uint32_t(pe.pe_scheduler.occupancy()), false,
           [process](const CounterSample& s) { process->counter(s); }));
+      pe.pe_scheduler.set_occupancy_history(occupancy.back().get());
     }
     // issue 14 item 8: the links' process after the PEs', a track per
     // direction; a burst's slice is its time on the pipe (LinkRecord: the
@@ -114,10 +116,8 @@ MeshRunResult run_mesh_in_process(const MeshRunSpec& spec) {
         });
       }
     }
-    if (!spec.vcd_path.empty() || trace) {
-      for (size_t g = 0; g < top->size(); ++g) top->pe(g).enable_signals(true);
-    }
     if (!spec.vcd_path.empty()) {
+      for (size_t g = 0; g < top->size(); ++g) top->pe(g).enable_signals(true);
       std::vector<PeSignals> signals;
       for (size_t g = 0; g < top->size(); ++g) {
         signals.push_back(pe_signals(top->pe(g)));

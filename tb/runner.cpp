@@ -105,10 +105,11 @@ RunResult run_in_process(const RunSpec& spec) {
   // The trace is written as the run goes (to trace_out's temporary file).
   std::unique_ptr<ChromeTrace> trace;
   TraceProcess* trace_pe = nullptr;  // the PE's process in it
+  // The queue occupancy's history (trace counter, kept records); declared
+  // before top, whose PE_SCHEDULER writes to it.
+  std::unique_ptr<CounterHistory> occupancy;
   std::unique_ptr<PeTop> top;
   Pe* pe = nullptr;
-  // Observers of pe's signals, destroyed before it.
-  std::unique_ptr<CounterProbe> occupancy;
   // The summary statistics, computed as the run goes (constant memory).
   std::unique_ptr<StreamingStats> stats;
   std::unique_ptr<PeVcdTrace> vcd;
@@ -141,13 +142,14 @@ RunResult run_in_process(const RunSpec& spec) {
       pe->op_log().set_stats(stats.get());
     }
     if (!spec.trace_path.empty() || spec.keep_records) {
-      occupancy = std::make_unique<CounterProbe>(
-          "occupancy_probe", pe->pe_scheduler.occupancy_signal, spec.keep_records,
-          trace_pe ? CounterProbe::Sink([t = trace_pe](const CounterSample& s) { t->counter(s); })
-                : CounterProbe::Sink());
+      occupancy = std::make_unique<CounterHistory>(
+          uint32_t(pe->pe_scheduler.occupancy()), spec.keep_records,
+          trace_pe ? CounterHistory::Sink([t = trace_pe](const CounterSample& s) { t->counter(s); })
+                   : CounterHistory::Sink());
+      pe->pe_scheduler.set_occupancy_history(occupancy.get());
     }
-    // Trace signals cost a process activation per change: only when observed.
-    pe->enable_signals(occupancy != nullptr || !spec.vcd_path.empty());
+    // Signals cost a process activation per change: only for waveforms.
+    pe->enable_signals(!spec.vcd_path.empty());
     if (!spec.vcd_path.empty()) {
       vcd = std::make_unique<PeVcdTrace>(pe_signals(*pe), spec.vcd_path);
     }

@@ -83,7 +83,7 @@ nlohmann::json run_two_pes(const std::string& trace_path, const std::string& vcd
     std::ofstream trace_file(trace_path);
     ChromeTrace trace(trace_file);
     std::vector<TraceProcess*> processes;
-    std::vector<std::unique_ptr<CounterProbe>> probes;
+    std::vector<std::unique_ptr<CounterHistory>> histories;
     std::vector<PeSignals> signals;
     for (size_t i = 0; i < top.size(); ++i) {
       Pe& pe = top.pe(i);
@@ -91,10 +91,10 @@ nlohmann::json run_two_pes(const std::string& trace_path, const std::string& vcd
       TraceProcess* process = &trace.add_process(pe.name());
       processes.push_back(process);
       pe.op_log().set_trace(process);
-      probes.push_back(std::make_unique<CounterProbe>(
-          ("occupancy_probe_" + std::to_string(i)).c_str(), pe.pe_scheduler.occupancy_signal, true,
-          [process](const CounterSample& s) { process->counter(s); }));
-      pe.enable_signals(true);
+      histories.push_back(std::make_unique<CounterHistory>(
+          uint32_t(pe.pe_scheduler.occupancy()), true, [process](const CounterSample& s) { process->counter(s); }));
+      pe.pe_scheduler.set_occupancy_history(histories.back().get());
+      pe.enable_signals(true);  // the VCD's
       signals.push_back(pe_signals(pe));
     }
     PeVcdTrace vcd(signals, vcd_path);
@@ -105,7 +105,7 @@ nlohmann::json run_two_pes(const std::string& trace_path, const std::string& vcd
     for (size_t i = 0; i < top.size(); ++i) {
       Pe& pe = top.pe(i);
       pe.op_log().flush();
-      probes[i]->flush();
+      histories[i]->flush();
       nlohmann::json p;
       p["name"] = pe.name();
       p["slices"] = nlohmann::json::array();
@@ -122,7 +122,7 @@ nlohmann::json run_two_pes(const std::string& trace_path, const std::string& vcd
       p["commands"] = commands;
       p["launches"] = pe.pe_cpu.results().size();
       p["occupancy"] = nlohmann::json::array();
-      for (const CounterSample& s : probes[i]->samples()) p["occupancy"].push_back({s.time_ps, s.value});
+      for (const CounterSample& s : histories[i]->samples()) p["occupancy"].push_back({s.time_ps, s.value});
       out.push_back(p);
     }
     trace.finish();

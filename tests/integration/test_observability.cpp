@@ -551,6 +551,32 @@ TEST(ObservabilityVcd, CpuStateAndOccupancyEqualTheOpLogAndTrace) {
   EXPECT_EQ(v.changes.at("SystemC.pe.pe_scheduler.occupancy"), counter);
 }
 
+// The trace's occupancy counter comes from PE_SCHEDULER itself, not from
+// its signal (issue 16 item 3: a trace alone turns no signal on). At every
+// queue depth, a trace written alone is the one written beside a VCD, byte
+// for byte, and its counter is the VCD's occupancy waveform.
+TEST(ObservabilityTrace, OccupancyCounterIsTheSignalsWaveformWithOrWithoutAVcd) {
+  for (uint64_t depth : {1, 3, 64}) {
+    SCOPED_TRACE("queue_depth " + std::to_string(depth));
+    kb::RunSpec spec = mixed_spec();
+    spec.keep_records = false;
+    spec.config.scheduler.queue_depth = depth;
+    Outputs with_vcd, alone;
+    run_with_outputs(spec, with_vcd);
+    spec.trace_path = alone.trace;
+    const kb::RunResult r = kb::run_isolated(spec);
+    ASSERT_TRUE(r.ok) << r.error;
+    const std::string trace = read_file(alone.trace);
+    EXPECT_TRUE(trace == read_file(with_vcd.trace)) << "the trace depends on whether signals are on";
+    const nlohmann::json j = nlohmann::json::parse(trace);
+    std::vector<std::pair<uint64_t, uint64_t>> counter;
+    for (const auto& e : j["traceEvents"])
+      if (e["ph"] == "C") counter.emplace_back(std::llround(e["ts"].get<double>() * 1e6), e["args"]["queue_occupancy"]);
+    EXPECT_GT(counter.size(), 10u);
+    EXPECT_EQ(parse_vcd(read_file(with_vcd.vcd)).changes.at("SystemC.pe.pe_scheduler.occupancy"), counter);
+  }
+}
+
 // GTKWave's own reader: vcd2fst converts the file to FST and fst2vcd back;
 // the round trip keeps every value change. Skipped where GTKWave's tools
 // are not installed (they are not a build dependency).

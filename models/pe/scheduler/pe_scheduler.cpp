@@ -1,3 +1,4 @@
+#include "models/trace/counter_probe.h"
 #include "models/pe/scheduler/pe_scheduler.h"
 
 #include <cstring>
@@ -334,7 +335,7 @@ void PeScheduler::accept(uint64_t id, const Command& cmd) {
   InFlight& f = *spare_.back();
   spare_.pop_back();
   ++inflight_;
-  if (StreamingStats* st = log_.stats()) st->occupancy(now_ps(), uint32_t(inflight_));
+  occupancy_changed();
   f.id = id;
   last_id_ = id;
   f.blockers = 0;
@@ -358,6 +359,11 @@ void PeScheduler::accept(uint64_t id, const Command& cmd) {
     ++f.blockers;
   });
   if (f.blockers == 0) release(f);
+}
+
+void PeScheduler::occupancy_changed() {
+  if (StreamingStats* st = log_.stats()) st->occupancy(now_ps(), uint32_t(inflight_));
+  if (occupancy_history_) occupancy_history_->observe(now_ps(), uint32_t(inflight_));
 }
 
 void PeScheduler::release(InFlight& f) {
@@ -389,7 +395,7 @@ void PeScheduler::complete_stage(InFlight& f, uint32_t slot) {
 
 void PeScheduler::complete_command(InFlight& f) {
   --inflight_;
-  if (StreamingStats* st = log_.stats()) st->occupancy(now_ps(), uint32_t(inflight_));
+  occupancy_changed();
   scoreboard_.remove(f.id);
   log_.command_done(f.id);
   ++completed_;

@@ -83,6 +83,8 @@
 
 namespace kb {
 
+class CounterHistory;  // models/trace/counter_probe.h
+
 constexpr uint64_t kQueueAddress = 0x0;
 constexpr uint64_t kDrainAddress = 0x8;
 
@@ -168,6 +170,9 @@ class PeScheduler : public sc_core::sc_module {
   // Notified (delta) whenever the queue becomes empty after a completion.
   const sc_core::sc_event& drained_event() const { return drained_; }
   void enable_signals(bool on) { signals_ = on; }
+  // Told every occupancy as it changes (a trace's counter; null: none).
+  // Unlike occupancy_signal it needs no signals and no process.
+  void set_occupancy_history(CounterHistory* h) { occupancy_history_ = h; }
   // Observers for traces, written by one method from the state below.
   sc_core::sc_signal<uint32_t> occupancy_signal;
   sc_core::sc_signal<bool> busy_signal[kNumEngines];
@@ -323,6 +328,8 @@ class PeScheduler : public sc_core::sc_module {
   void signal_change() {
     if (signals_) notify_outside(changed_);
   }
+  CounterHistory* occupancy_history_ = nullptr;
+  void occupancy_changed();  // statistics and occupancy_history_
 };
 
 }  // namespace kb
