@@ -304,6 +304,12 @@ int command_type_index(std::string_view name) {
   return -1;
 }
 
+int command_type_index(const char* name) {
+  for (int t = 0; t < kNumCommandTypes; ++t)
+    if (name == kCommandTypeNames[t]) return t;
+  return command_type_index(std::string_view(name));
+}
+
 bool is_ipc_command_type(int index) {
   return index == int(Command(SendCmd{}).index()) || index == int(Command(RecvCmd{}).index());
 }

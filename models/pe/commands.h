@@ -359,6 +359,9 @@ constexpr int kNumCommandTypes = int(std::variant_size_v<Command>);
 const char* command_type_name(const Command& cmd);
 const char* command_type_name(int index);
 int command_type_index(std::string_view name);  // -1 if unknown
+// The same; a name that is command_type_name()'s own storage (an op-log
+// record's cmd_type) is found by its address, without comparing text.
+int command_type_index(const char* name);
 // Out of line: inlined into callers, g++ 12's sanitizer builds warn that a
 // variant's inactive alternative "may be used uninitialized" (-Werror).
 uint32_t logical_bytes(const Command& cmd);
