@@ -77,7 +77,7 @@ class Pe : public sc_core::sc_module {
   // Launches a kernel on PE_CPU, before sc_start or from any process while
   // the simulation runs; launches run back to back, in order (pe_cpu.h).
   void launch(const std::string& name, Kernel kernel) { pe_cpu.launch(name, std::move(kernel)); }
-  // Drive the trace signals (VCD, occupancy probe); off by default because
+  // Drive the signals (VCD waveforms, a CounterProbe); off by default because
   // every change costs a process activation.
   void enable_signals(bool on) {
     pe_cpu.enable_signals(on);
