@@ -125,7 +125,7 @@ struct TraceTrackEnd {
   double next_ts(uint64_t start_ps, uint64_t end_ps, bool* exact = nullptr);
 };
 
-// One PE's tracks in a trace file: what its op log, occupancy probe and
+// One PE's tracks in a trace file: what its op log, occupancy history and
 // launch results write to.
 class TraceProcess {
  public:

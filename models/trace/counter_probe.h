@@ -35,7 +35,8 @@ class CounterHistory {
  public:
   using Sink = std::function<void(const CounterSample&)>;
   // initial: the value at time 0; keep: hold the whole history in
-  // samples(); sink: receives each final sample (may be empty).
+  // samples(); sink: receives each final sample (may be empty). Told by
+  // PE_SCHEDULER, the sink runs inside its step: it must not throw.
   explicit CounterHistory(uint32_t initial = 0, bool keep = true, Sink sink = {});
   // The counter is `value` at `time_ps`, which never decreases.
   void observe(uint64_t time_ps, uint32_t value);

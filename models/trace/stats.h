@@ -96,7 +96,7 @@ struct RunStats {
 };
 
 // `records` in op-log (completion) order; launches back to back, as PE_CPU
-// runs them; `occupancy` from a CounterProbe on PE_SCHEDULER's occupancy.
+// runs them; `occupancy`: PE_SCHEDULER's occupancy history (CounterHistory).
 RunStats compute_run_stats(const std::vector<OpRecord>& records,
                            const std::vector<LaunchResult>& launches,
                            const std::vector<CounterSample>& occupancy, uint32_t queue_depth);

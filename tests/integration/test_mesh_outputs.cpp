@@ -135,6 +135,23 @@ TEST(MeshOutputs, TwoRunsGiveTheSameBytes) {
 // Each link's rows are its bursts: their bytes, count and durations are its
 // counters (ucie_link.h: busy time is the union of the trains, and the
 // bursts of one direction never overlap).
+// A mesh's trace does not turn the PEs' signals on (issue 16 item 3: its
+// occupancy counters come from each PE_SCHEDULER), and look-ahead runs
+// across the PEs without them: the trace written alone is the one written
+// beside the op log and the VCD, byte for byte.
+TEST(MeshOutputs, TraceAloneEqualsTraceBesideAVcd) {
+  MeshOutputs m;
+  MeshRunSpec alone = m.spec;
+  alone.oplog_path.clear();
+  alone.vcd_path.clear();
+  alone.trace_path = m.dir.file("trace_alone.json");
+  const MeshRunResult r = run_mesh_isolated(alone);
+  ASSERT_TRUE(r.ok) << r.error;
+  const std::string trace = read_file(alone.trace_path);
+  EXPECT_NE(trace.find("\"queue_occupancy\""), std::string::npos);
+  EXPECT_TRUE(trace == read_file(m.spec.trace_path)) << "the mesh trace depends on whether signals are on";
+}
+
 TEST(MeshOutputs, LinkRowsAddUpToTheLinkCounters) {
   MeshOutputs m;
   for (const MeshLinkResult& l : m.r.links) {

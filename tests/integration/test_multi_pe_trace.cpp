@@ -79,11 +79,11 @@ nlohmann::json run_two_pes(const std::string& trace_path, const std::string& vcd
   return run_function_isolated([&] {
     sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
     PeConfig cfg;
+    std::vector<std::unique_ptr<CounterHistory>> histories;  // outlive top, whose schedulers tell them
     PeTop top(cfg, 2);
     std::ofstream trace_file(trace_path);
     ChromeTrace trace(trace_file);
     std::vector<TraceProcess*> processes;
-    std::vector<std::unique_ptr<CounterHistory>> histories;
     std::vector<PeSignals> signals;
     for (size_t i = 0; i < top.size(); ++i) {
       Pe& pe = top.pe(i);

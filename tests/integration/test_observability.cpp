@@ -598,9 +598,9 @@ TEST(ObservabilityVcd, GtkwaveReadsItWhenInstalled) {
 // ---- statistics --------------------------------------------------------------
 
 // The summary is computed as the run goes (StreamingStats); recomputing it
-// from the kept op-log records and the occupancy probe's samples
+// from the kept op-log records and the occupancy history's samples
 // (compute_run_stats) gives the same figures, for several kernels and queue
-// depths. occupancy_max may only be lower: a value the probe saw for zero
+// depths. occupancy_max may only be lower: a value the history saw for zero
 // time (within one instant) does not count as held. The last launch fails
 // with stages still running, which have no record: the streaming figures
 // count them busy until the stop, so engines idle and exposed dispatch may

@@ -77,6 +77,13 @@ SC_MODULE(Writer) {
         wait(sc_core::SC_ZERO_TIME);
       }
     }
+    // Two writes in one delta cycle: the signal takes the last.
+    wait(10, sc_core::SC_NS);
+    write(4);
+    write(9);  // back to 9: no change at 90 ns
+    wait(10, sc_core::SC_NS);
+    write(5);
+    write(6);
   }
 };
 
@@ -88,8 +95,8 @@ TEST(CounterHistory, EqualsACounterProbeOnTheSignalItWrites) {
   w.history.flush();
   EXPECT_EQ(pairs(w.history.samples()), pairs(probe.samples()));
   EXPECT_EQ(pairs(w.history.samples()),
-            (Samples{{0, 0}, {10000, 1}, {20000, 3}, {50000, 5}, {60000, 0}, {80000, 9}}))
-      << "30, 40 and 70 ns end where they began";
+            (Samples{{0, 0}, {10000, 1}, {20000, 3}, {50000, 5}, {60000, 0}, {80000, 9}, {100000, 6}}))
+      << "30, 40, 70 and 90 ns end where they began";
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
-#include "models/trace/counter_probe.h"
 #include "models/pe/scheduler/pe_scheduler.h"
 
 #include <cstring>
 
+#include "models/trace/counter_probe.h"
 #include "models/pe/cpu/command_check.h"
 #include "models/pe/cpu/cost_model.h"
 #include "models/pe/descriptor.h"
@@ -348,7 +348,6 @@ void PeScheduler::accept(uint64_t id, const Command& cmd) {
   if (const auto* sd = std::get_if<SendCmd>(&cmd)) f.ipc_seq = next_of(sends_accepted_, sd->dst);
   else if (const auto* rv = std::get_if<RecvCmd>(&cmd)) f.ipc_seq = next_of(recvs_accepted_, rv->src);
   if (cfg_.data_mode) f.data = std::make_unique<CommandData>(CommandData{cmd, {}});
-  signal_change();
 
   handle_access(cmd, access_);
   const HazardScoreboard::Lists lists = scoreboard_.next(access_.reads.size(), access_.writes.size());
@@ -361,9 +360,13 @@ void PeScheduler::accept(uint64_t id, const Command& cmd) {
   if (f.blockers == 0) release(f);
 }
 
+// Every observer of the occupancy at once (statistics, a trace's history,
+// the signal), so they agree even when the accept under way then fails.
 void PeScheduler::occupancy_changed() {
-  if (StreamingStats* st = log_.stats()) st->occupancy(now_ps(), uint32_t(inflight_));
-  if (occupancy_history_) occupancy_history_->observe(now_ps(), uint32_t(inflight_));
+  const uint64_t now = now_ps();
+  if (StreamingStats* st = log_.stats()) st->occupancy(now, uint32_t(inflight_));
+  if (occupancy_history_) occupancy_history_->observe(now, uint32_t(inflight_));
+  signal_change();
 }
 
 void PeScheduler::release(InFlight& f) {
@@ -399,7 +402,6 @@ void PeScheduler::complete_command(InFlight& f) {
   scoreboard_.remove(f.id);
   log_.command_done(f.id);
   ++completed_;
-  signal_change();
   if (blocked_writers_) notify_outside(slot_freed_, sc_core::SC_ZERO_TIME);
   if (pending_count_) request_step();  // the step's accept phase takes a write that has begun
   if (inflight_ == 0) notify_outside(drained_, sc_core::SC_ZERO_TIME);

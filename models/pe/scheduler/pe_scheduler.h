@@ -171,7 +171,10 @@ class PeScheduler : public sc_core::sc_module {
   const sc_core::sc_event& drained_event() const { return drained_; }
   void enable_signals(bool on) { signals_ = on; }
   // Told every occupancy as it changes (a trace's counter; null: none).
-  // Unlike occupancy_signal it needs no signals and no process.
+  // Unlike occupancy_signal it needs no signals and no process. Set it
+  // before sc_start (its first sample is time 0) and keep it alive while
+  // the simulation runs; its sink runs inside PE_SCHEDULER's step, possibly
+  // ahead of SystemC's time (sim_now()), and must not throw.
   void set_occupancy_history(CounterHistory* h) { occupancy_history_ = h; }
   // Observers for traces, written by one method from the state below.
   sc_core::sc_signal<uint32_t> occupancy_signal;
