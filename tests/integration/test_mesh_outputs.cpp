@@ -132,9 +132,6 @@ TEST(MeshOutputs, TwoRunsGiveTheSameBytes) {
   EXPECT_EQ(a.r.end_ps, b.r.end_ps);
 }
 
-// Each link's rows are its bursts: their bytes, count and durations are its
-// counters (ucie_link.h: busy time is the union of the trains, and the
-// bursts of one direction never overlap).
 // A mesh's trace does not turn the PEs' signals on (issue 16 item 3: its
 // occupancy counters come from each PE_SCHEDULER), and look-ahead runs
 // across the PEs without them: the trace written alone is the one written
@@ -152,6 +149,9 @@ TEST(MeshOutputs, TraceAloneEqualsTraceBesideAVcd) {
   EXPECT_TRUE(trace == read_file(m.spec.trace_path)) << "the mesh trace depends on whether signals are on";
 }
 
+// Each link's rows are its bursts: their bytes, count and durations are its
+// counters (ucie_link.h: busy time is the union of the trains, and the
+// bursts of one direction never overlap).
 TEST(MeshOutputs, LinkRowsAddUpToTheLinkCounters) {
   MeshOutputs m;
   for (const MeshLinkResult& l : m.r.links) {

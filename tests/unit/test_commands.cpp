@@ -312,20 +312,20 @@ TEST(EngineTiming, CeilDivDoesNotWrap) {
   EXPECT_EQ(ceil_div(11, 5), 3u);
 }
 
-}  // namespace
-}  // namespace kb
-
 // A record's type name is command_type_name()'s own string (found by its
 // address) or any other text (found by comparing); both give the index.
 TEST(CommandTypeIndex, ByAddressAndByText) {
-  for (int t = 0; t < kb::kNumCommandTypes; ++t) {
-    const char* own = kb::command_type_name(t);
+  for (int t = 0; t < kNumCommandTypes; ++t) {
+    const char* own = command_type_name(t);
     const std::string copy = own;
-    EXPECT_EQ(kb::command_type_index(own), t);
-    EXPECT_EQ(kb::command_type_index(copy.c_str()), t) << copy;
-    EXPECT_EQ(kb::command_type_index(std::string_view(copy)), t) << copy;
+    EXPECT_EQ(command_type_index(own), t);
+    EXPECT_EQ(command_type_index(copy.c_str()), t) << copy;
+    EXPECT_EQ(command_type_index(std::string_view(copy)), t) << copy;
   }
-  EXPECT_EQ(kb::command_type_index(""), -1);
-  EXPECT_EQ(kb::command_type_index("GemmCm"), -1);
-  EXPECT_EQ(kb::command_type_index(std::string("GemmCmdX").c_str()), -1);
+  EXPECT_EQ(command_type_index(""), -1);
+  EXPECT_EQ(command_type_index("GemmCm"), -1);
+  EXPECT_EQ(command_type_index(std::string("GemmCmdX").c_str()), -1);
 }
+
+}  // namespace
+}  // namespace kb

@@ -176,7 +176,8 @@ class PeScheduler : public sc_core::sc_module {
   // the simulation runs; its sink runs inside PE_SCHEDULER's step, possibly
   // ahead of SystemC's time (sim_now()), and must not throw.
   void set_occupancy_history(CounterHistory* h) { occupancy_history_ = h; }
-  // Observers for traces, written by one method from the state below.
+  // Observers for waveforms and probes (enable_signals), written by one
+  // method from the state below.
   sc_core::sc_signal<uint32_t> occupancy_signal;
   sc_core::sc_signal<bool> busy_signal[kNumEngines];
 
@@ -332,7 +333,7 @@ class PeScheduler : public sc_core::sc_module {
     if (signals_) notify_outside(changed_);
   }
   CounterHistory* occupancy_history_ = nullptr;
-  void occupancy_changed();  // statistics and occupancy_history_
+  void occupancy_changed();  // statistics, occupancy_history_, signals
 };
 
 }  // namespace kb
