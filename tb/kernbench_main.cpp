@@ -166,7 +166,7 @@ void add_output_options(CLI::App* sub, Outputs& o) {
       ->type_name("FILE.json");
   sub->add_flag("--no-summary", o.no_summary,
                 "leave the statistics summary out of the report (it is computed as the run goes, "
-                "in constant memory; leaving it out makes long runs about 15-40% faster)");
+                "in constant memory; leaving it out makes long runs about 10-20% faster)");
 }
 
 // Prints a finished run's report and writes its JSON; the shared tail of
