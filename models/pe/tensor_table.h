@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <stdexcept>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -92,12 +93,17 @@ inline bool is_table_handle(Handle h) {
 
 class TensorTable {
  public:
-  // The view ring is allocated and initialised whole up front (about 7 MB):
-  // peak memory then does not grow with the number of views a run makes.
   // New HBM tensors are allocated from `hbm_alloc` (the PE's, address_map.h).
   explicit TensorTable(uint64_t tcm_size_bytes, uint64_t hbm_alloc = kHbmBase)
-      : tcm_size_(tcm_size_bytes), hbm_next_(hbm_alloc), own_slice_(hbm_slice_of(hbm_alloc)),
-        views_(kViewCapacity) {}
+      : tcm_size_(tcm_size_bytes), hbm_next_(hbm_alloc), own_slice_(hbm_slice_of(hbm_alloc)) {}
+  // The view ring (about 7 MB) is allocated and initialised whole, so peak
+  // memory does not grow with the number of views a run makes; but only for
+  // a table that makes views: at reserve_views() (PE_CPU's launch, before
+  // the simulation for a launch made then) or else at the first view. A
+  // mesh PE that runs no kernel holds none (64 rings cost seconds of page
+  // faults to build on a virtual machine).
+  void reserve_views();
+  bool has_view_ring() const { return views_ != nullptr; }
   // A PE among several (a cube or mesh): its own tensors must fit its slice.
   void bound_to_slice() { slice_bounded_ = true; }
 
@@ -181,7 +187,12 @@ class TensorTable {
   std::vector<TensorDesc> descs_;  // declared: handle kDeclaredHandleBit | n is descs_[n - 1]
   // The tensor table's entries; handle 0 marks an empty one.
   std::vector<TensorDesc> installed_ = std::vector<TensorDesc>(regs::kTensorTableEntries);
-  std::vector<TensorDesc> views_;  // view seq s is views_[s % kViewCapacity]
+  struct ViewRingDelete {
+    void operator()(TensorDesc* ring) const;
+  };
+  // View seq s is views_[s % kViewCapacity]; null until reserve_views().
+  // find() reads it only for a seq below next_view_, so never while null.
+  std::unique_ptr<TensorDesc[], ViewRingDelete> views_;
   uint64_t next_view_ = 0;
 };
 

@@ -137,6 +137,35 @@ TEST(MeshTop, HierarchicalNamesOnTheDefaultMeshAndA1x1Mesh) {
   EXPECT_FALSE(one.contains("link"));
 }
 
+// Only a launched PE builds its tensor-view ring (about 7 MB each; 64 of
+// them took seconds of page faults to build on a virtual machine), and it
+// builds it at the launch, before the simulation; a PE that runs no kernel
+// never does. Its kernel's views work as on a single PE.
+TEST(MeshTop, OnlyLaunchedPesHoldAViewRing) {
+  const nlohmann::json j = run_function_isolated([] {
+    MeshTop top(mesh_config(1, 2, 4));
+    nlohmann::json r;
+    r["before"] = top.pe(5).tensors().has_view_ring();
+    top.pe(5).launch("views", [](Tl& tl) {
+      const Tensor a = tl.tcm("a", 64, 64, Dtype::kFp32);
+      tl.fill(tl.view(a, 8, 8), 1.0);
+    });
+    r["launched"] = top.pe(5).tensors().has_view_ring();
+    sc_core::sc_start();
+    r["error"] = top.pe(5).pe_cpu.results().at(0).error;
+    r["commands"] = top.pe(5).pe_cpu.results().at(0).commands;
+    for (size_t g = 0; g < top.size(); ++g) r["rings"].push_back(top.pe(g).tensors().has_view_ring());
+    return r;
+  });
+  EXPECT_FALSE(j["before"].get<bool>()) << j.dump();
+  EXPECT_TRUE(j["launched"].get<bool>());
+  EXPECT_EQ(j["error"], "");
+  EXPECT_EQ(j["commands"], 1);
+  nlohmann::json rings = nlohmann::json::array();
+  for (size_t g = 0; g < 8; ++g) rings.push_back(g == 5);
+  EXPECT_EQ(j["rings"], rings);
+}
+
 TEST(MeshTop, HbmOnRefusesAPeOutsideTheTop) {
   const nlohmann::json j = run_mesh(mesh_config(1, 2, 2), {{0, stream_kernel(4, 1, 16)}});
   ASSERT_TRUE(j.contains("error"));

@@ -232,6 +232,27 @@ TEST(TensorTableView, ReusedSlotHoldsOnlyTheNewView) {
   EXPECT_EQ(t.at(v).rows, 2);
 }
 
+// The ring is built whole, once, and only for a table that makes views
+// (reserve_views at PE_CPU's launch, else the first view): a table that
+// never makes one holds none, and reserving again keeps the views made.
+TEST(TensorTableView, RingOnlyForATableThatMakesViews) {
+  TensorTable lazy(1 << 24);
+  const Handle base = lazy.declare("base", MemSpace::kTcm, 64, 96, Dtype::kBf16);
+  EXPECT_FALSE(lazy.has_view_ring());
+  EXPECT_FALSE(lazy.contains(kViewHandleBit | 0));  // no view yet, no ring read
+  const Handle v = lazy.view(base, 0, 8, 0, 16);
+  EXPECT_TRUE(lazy.has_view_ring());
+  EXPECT_EQ(lazy.at(v).rows, 8);
+
+  TensorTable reserved(1 << 24);
+  reserved.reserve_views();
+  EXPECT_TRUE(reserved.has_view_ring());
+  const Handle b2 = reserved.declare("base", MemSpace::kTcm, 64, 96, Dtype::kBf16);
+  const Handle w = reserved.view(b2, 1, 2, 3, 4, "w");
+  reserved.reserve_views();
+  EXPECT_EQ(reserved.name_of(reserved.at(w)), "w");
+  EXPECT_EQ(reserved.at(w).col0, 3);
+}
 
 // --- engine timing with checked arithmetic (issue 11). Values by hand from
 // the README's formulas with the parameters set here.

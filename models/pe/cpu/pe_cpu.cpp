@@ -43,6 +43,9 @@ void PeCpu::launch(const std::string& name, Kernel kernel) {
     if (on_launch_failed_) on_launch_failed_(name, "launch of kernel '" + name + "' refused: an earlier launch failed");
     return;
   }
+  // The view ring is built now, before the simulation for a launch made
+  // then, so its page faults are not a cost of the simulated run.
+  table_.reserve_views();
   pending_.emplace_back(name, std::move(kernel));
   // At run time, run() may wait for work; before sc_start it finds the
   // queue when it starts. A delta notification is legal from any process.
