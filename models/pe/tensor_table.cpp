@@ -219,7 +219,7 @@ void TensorTable::reserve_views() {
   if (views_) return;
   constexpr size_t kBytes = kViewCapacity * sizeof(TensorDesc);
   // 2 MiB-aligned and advised into huge pages where the kernel offers them
-  // (transparent huge pages in "madvise" mode): the ring's first touch then
+  // (transparent huge pages in "madvise" mode): touching the ring then
   // takes 4 page faults instead of about 1800.
   constexpr size_t kHugePage = size_t(2) << 20;
   void* memory = std::aligned_alloc(kHugePage, (kBytes + kHugePage - 1) / kHugePage * kHugePage);
@@ -227,18 +227,15 @@ void TensorTable::reserve_views() {
 #ifdef MADV_HUGEPAGE
   madvise(memory, kBytes / kHugePage * kHugePage, MADV_HUGEPAGE);  // advice: ignored if refused
 #endif
-  TensorDesc* ring = static_cast<TensorDesc*>(memory);
-  try {
-    std::uninitialized_value_construct_n(ring, kViewCapacity);  // touches every page now
-  } catch (...) {
-    std::free(memory);
-    throw;
-  }
-  views_.reset(ring);
+  // Every page resident now (flat peak memory); the slots are raw bytes
+  // until view() constructs them.
+  auto* bytes = static_cast<volatile unsigned char*>(memory);
+  for (size_t at = 0; at < kBytes; at += 4096) bytes[at] = 0;
+  views_.reset(static_cast<TensorDesc*>(memory));
 }
 
 void TensorTable::ViewRingDelete::operator()(TensorDesc* ring) const {
-  std::destroy_n(ring, kViewCapacity);
+  std::destroy_n(ring, constructed);
   std::free(ring);
 }
 
@@ -262,6 +259,11 @@ Handle TensorTable::view(Handle base, int64_t row0, int64_t nrows,
   const uint64_t b_address =
       b.address + (uint64_t(row0) * uint64_t(b_stride) + uint64_t(col0)) * dtype_bytes(b_dtype);
   if (!views_) reserve_views();  // `b` is no view: there is none yet
+  uint64_t& constructed = views_.get_deleter().constructed;
+  if (next_view_ == constructed && constructed < kViewCapacity) {  // the slot's first view
+    new (&views_[next_view_]) TensorDesc();
+    ++constructed;
+  }
   TensorDesc& d = views_[next_view_ % kViewCapacity];
   auto& [handle, slot_name, space, dtype, rows, cols, row_stride, address, view_base, view_row0, view_col0] = d;
   slot_name.assign(name);  // may throw: the first field written, and a failed assign changes nothing

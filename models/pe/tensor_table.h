@@ -96,12 +96,14 @@ class TensorTable {
   // New HBM tensors are allocated from `hbm_alloc` (the PE's, address_map.h).
   explicit TensorTable(uint64_t tcm_size_bytes, uint64_t hbm_alloc = kHbmBase)
       : tcm_size_(tcm_size_bytes), hbm_next_(hbm_alloc), own_slice_(hbm_slice_of(hbm_alloc)) {}
-  // The view ring (about 7 MB) is allocated and initialised whole, so peak
-  // memory does not grow with the number of views a run makes; but only for
-  // a table that makes views: at reserve_views() (PE_CPU's launch, before
-  // the simulation for a launch made then) or else at the first view. A
-  // mesh PE that runs no kernel holds none (64 rings cost seconds of page
-  // faults to build on a virtual machine).
+  // The view ring (about 7 MB): its pages are all touched when it is made,
+  // so peak memory does not grow with the number of views a run makes; a
+  // slot is constructed when its first view is made, so making the ring
+  // costs its page faults and no more. Only a table that makes views has
+  // one: made at reserve_views() (PE_CPU's launch, before the simulation
+  // for a launch made then) or else at the first view. A mesh PE that runs
+  // no kernel holds none (64 rings cost seconds to build and free on a
+  // virtual machine).
   void reserve_views();
   bool has_view_ring() const { return views_ != nullptr; }
   // A PE among several (a cube or mesh): its own tensors must fit its slice.
@@ -187,11 +189,15 @@ class TensorTable {
   std::vector<TensorDesc> descs_;  // declared: handle kDeclaredHandleBit | n is descs_[n - 1]
   // The tensor table's entries; handle 0 marks an empty one.
   std::vector<TensorDesc> installed_ = std::vector<TensorDesc>(regs::kTensorTableEntries);
+  // Destroys the slots constructed so far (the first `constructed`, as
+  // views are made in order) and frees the ring's memory.
   struct ViewRingDelete {
+    ViewRingDelete() noexcept {}  // user-provided: a nested class's initialisers are not seen yet here
+    uint64_t constructed = 0;
     void operator()(TensorDesc* ring) const;
   };
   // View seq s is views_[s % kViewCapacity]; null until reserve_views().
-  // find() reads it only for a seq below next_view_, so never while null.
+  // find() reads it only for a seq below next_view_: a constructed slot.
   std::unique_ptr<TensorDesc[], ViewRingDelete> views_;
   uint64_t next_view_ = 0;
 };
