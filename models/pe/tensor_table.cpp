@@ -231,6 +231,7 @@ void TensorTable::reserve_views() {
   // until view() constructs them.
   auto* bytes = static_cast<volatile unsigned char*>(memory);
   for (size_t at = 0; at < kBytes; at += 4096) bytes[at] = 0;
+  views_.get_deleter().constructed = 0;  // none yet (a moved-from table may hold a count)
   views_.reset(static_cast<TensorDesc*>(memory));
 }
 

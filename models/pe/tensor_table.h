@@ -99,11 +99,11 @@ class TensorTable {
   // The view ring (about 7 MB): its pages are all touched when it is made,
   // so peak memory does not grow with the number of views a run makes; a
   // slot is constructed when its first view is made, so making the ring
-  // costs its page faults and no more. Only a table that makes views has
-  // one: made at reserve_views() (PE_CPU's launch, before the simulation
-  // for a launch made then) or else at the first view. A mesh PE that runs
-  // no kernel holds none (64 rings cost seconds to build and free on a
-  // virtual machine).
+  // costs its page faults and no more. Only a table whose PE launches a
+  // kernel, or that makes a view, has one: made at reserve_views() (PE_CPU's
+  // launch, before the simulation for a launch made then) or else at the
+  // first view. A mesh PE that runs no kernel holds none (64 rings cost
+  // seconds to build and free on a virtual machine).
   void reserve_views();
   bool has_view_ring() const { return views_ != nullptr; }
   // A PE among several (a cube or mesh): its own tensors must fit its slice.

@@ -232,9 +232,9 @@ TEST(TensorTableView, ReusedSlotHoldsOnlyTheNewView) {
   EXPECT_EQ(t.at(v).rows, 2);
 }
 
-// The ring is built whole, once, and only for a table that makes views
-// (reserve_views at PE_CPU's launch, else the first view): a table that
-// never makes one holds none, and reserving again keeps the views made.
+// The ring is made once, and only when asked (reserve_views, at PE_CPU's
+// launch) or at the first view: a table that does neither holds none, and
+// reserving again keeps the views made.
 TEST(TensorTableView, RingOnlyForATableThatMakesViews) {
   TensorTable lazy(1 << 24);
   const Handle base = lazy.declare("base", MemSpace::kTcm, 64, 96, Dtype::kBf16);
