@@ -4,6 +4,7 @@
 #include <string>
 #include <string_view>
 
+#include "models/util/hex.h"
 #include "models/util/overloaded.h"
 
 namespace kb::desc {
@@ -195,13 +196,6 @@ void typed_op(Writer& w, const TypedOp& op) {
   }
 }
 
-std::string hex32(uint32_t u) {
-  char b[9];
-  for (int i = 0; i < 8; ++i) b[i] = "0123456789ABCDEF"[(u >> (28 - 4 * i)) & 0xF];
-  b[8] = 0;
-  return b;
-}
-
 class Reader {
  public:
   Reader(const uint8_t* d, size_t n) : d_(d), n_(n) {}
@@ -224,7 +218,7 @@ class Reader {
     // so it would re-encode as other bits: refused, not silently changed.
     if ((u & 0x7F800000u) == 0x7F800000u && (u & 0x003FFFFFu) && !(u & 0x00400000u)) {
       at_ -= 4;
-      fail(std::string(what) + " is a signaling NaN (0x" + hex32(u) + "); a NaN here must be quiet (bit 22 set)");
+      fail(std::string(what) + " is a signaling NaN (" + hex(u) + "); a NaN here must be quiet (bit 22 set)");
     }
     float f;
     std::memcpy(&f, &u, 4);

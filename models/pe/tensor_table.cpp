@@ -1,7 +1,6 @@
 #include "models/pe/tensor_table.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <cstdlib>
 #include <limits>
 #include <memory>
@@ -12,6 +11,7 @@
 #endif
 
 #include "models/util/checked.h"
+#include "models/util/hex.h"
 
 namespace kb {
 
@@ -30,12 +30,6 @@ constexpr uint64_t kAlign = 64;
 uint64_t align_up(uint64_t x) {
   const std::optional<uint64_t> up = checked_add(x, kAlign - 1);
   return up ? *up / kAlign * kAlign : std::numeric_limits<uint64_t>::max();
-}
-
-std::string hex(uint64_t x) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(x));
-  return buf;
 }
 
 // "a + n" of a range's end, without overflowing for a careless argument.

@@ -235,7 +235,7 @@ TEST(TensorTableView, ReusedSlotHoldsOnlyTheNewView) {
 // The ring is made once, and only when asked (reserve_views, at PE_CPU's
 // launch) or at the first view: a table that does neither holds none, and
 // reserving again keeps the views made.
-TEST(TensorTableView, RingOnlyForATableThatMakesViews) {
+TEST(TensorTableView, RingMadeWhenReservedOrAtTheFirstView) {
   TensorTable lazy(1 << 24);
   const Handle base = lazy.declare("base", MemSpace::kTcm, 64, 96, Dtype::kBf16);
   EXPECT_FALSE(lazy.has_view_ring());

@@ -188,7 +188,7 @@ TEST(Descriptor, MalformedBytesAreRefusedSayingWhereAndWhat) {
       {flag, "descriptor byte 42: a gemm flag is 0 or 1"},
       {opcode, "descriptor byte 5: math opcode 200 is no MathOp (0-13)"},
       {arity, "descriptor byte 6: exp takes 1 operands, not 2"},
-      {snan, "descriptor byte 23: a math extra is a signaling NaN (0x7F800001); a NaN here must be quiet (bit 22 set)"},
+      {snan, "descriptor byte 23: a math extra is a signaling NaN (0x7f800001); a NaN here must be quiet (bit 22 set)"},
   };
   for (const Malformed& c : cases) {
     try {

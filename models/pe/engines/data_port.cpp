@@ -3,16 +3,11 @@
 #include <string>
 
 #include "models/pe/engines/dtype_codec.h"
+#include "models/util/hex.h"
 
 namespace kb {
 
 namespace {
-std::string hex(uint64_t a) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(a));
-  return buf;
-}
-
 // splitmix64: a small, portable, well-mixed generator.
 uint64_t next(uint64_t& state) {
   uint64_t z = (state += 0x9e3779b97f4a7c15ull);

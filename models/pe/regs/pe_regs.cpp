@@ -1,9 +1,9 @@
 #include "models/pe/regs/pe_regs.h"
 
-#include <cstdio>
 #include <cstring>
 #include <exception>
 
+#include "models/util/hex.h"
 #include "models/util/instant_calendar.h"
 
 namespace kb {
@@ -40,12 +40,6 @@ uint64_t get_le(const unsigned char* data, unsigned width) {
   uint64_t v = 0;
   for (unsigned i = 0; i < width; ++i) v |= uint64_t(data[i]) << (8 * i);
   return v;
-}
-
-std::string hex(uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
 }
 
 // Byte enables, no data, then length and streaming width against `width`
