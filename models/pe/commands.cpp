@@ -324,6 +324,21 @@ HandleAccess handle_access(const Command& cmd) {
   return a;
 }
 
+namespace {
+// Drops repeats, keeping each handle's first place. Lists are short (a
+// composite's ops): a scan of the kept ones beats sorting.
+void keep_first_of_each(std::vector<Handle>& hs) {
+  size_t kept = 0;
+  for (size_t i = 0; i < hs.size(); ++i) {
+    const Handle h = hs[i];
+    size_t j = 0;
+    while (j < kept && hs[j] != h) ++j;
+    if (j == kept) hs[kept++] = h;
+  }
+  hs.resize(kept);
+}
+}  // namespace
+
 void handle_access(const Command& cmd, HandleAccess& a) {
   a.reads.clear();
   a.writes.clear();
@@ -362,6 +377,12 @@ void handle_access(const Command& cmd, HandleAccess& a) {
               a.reads.push_back(h);
               a.writes.push_back(h);
             }
+            // Each handle once: the ops share tensors (softmax_merge's 20
+            // reads are 10 tensors), and every handle listed costs the
+            // scheduler a byte range and the hazard scan a comparison per
+            // command in flight (issue 16 item 1).
+            keep_first_of_each(a.reads);
+            keep_first_of_each(a.writes);
           },
           [&](const CpuOverheadCmd&) {},
           [&](const SendCmd& c) { a.reads.push_back(c.src); },

@@ -371,7 +371,8 @@ bool is_ipc_command_type(int index);
 
 // Handles a command reads and writes, for the hazard scoreboard.
 // Single-op: operands read, out/dst written. Composite: every op's operands
-// read, every op's out written, rw_handles both.
+// read, every op's out written, rw_handles both, each handle once per list
+// (in the order of its first use).
 struct HandleAccess {
   std::vector<Handle> reads;
   std::vector<Handle> writes;

@@ -120,6 +120,17 @@ TEST(Commands, HandleAccessOfACompositeIncludesRwHandlesBothWays) {
   EXPECT_EQ(a.writes, (std::vector<Handle>{3, 4}));
 }
 
+// issue 16 item 1: ops of a composite share tensors; each is listed once
+// (its first place), so the scheduler makes one byte range per tensor.
+TEST(Commands, HandleAccessOfACompositeNamesEachTensorOnceInFirstUseOrder) {
+  CompositeCmd c;
+  c.ops = {gemm_op(1, 2, 3), gemm_op(3, 1, 5), gemm_op(2, 2, 3)};
+  c.rw_handles = {5, 6};
+  const HandleAccess a = handle_access(Command{c});
+  EXPECT_EQ(a.reads, (std::vector<Handle>{1, 2, 3, 5, 6}));
+  EXPECT_EQ(a.writes, (std::vector<Handle>{3, 5, 6}));
+}
+
 TEST(Commands, AccumulatingDotReadsItsOutput) {
   GemmCmd g;
   g.a = 1;
