@@ -116,7 +116,10 @@ TEST(LookaheadPe, TheRunnersSwitchReachesTheCalendar) {
 
 // Waveforms: PE_CPU's and PE_SCHEDULER's signal methods are processes
 // outside the calendar, woken at once and after a dispatch's time (the
-// state turning stalled); the VCD must not change.
+// state turning stalled); the VCD must not change. Here every instant
+// changes a signal, so the calendar runs none ahead (the signal wakes a
+// process outside it): LookaheadMesh.WaveformsAreTheSame has a run that
+// does.
 TEST(LookaheadPe, WaveformsAreTheSame) {
   test::TempDir dir;
   std::string vcd[2];
@@ -198,6 +201,51 @@ TEST(LookaheadMesh, AllReduceGivesTheSameOpLog) {
     SCOPED_TRACE(spec.kernel_name);
     expect_same_mesh_run(spec);
   }
+}
+
+// A mesh's waveforms with and without look-ahead. The LRAB all-reduce
+// has instants the calendar runs ahead of SystemC's time (31 of 1412
+// sweeps when written), and the signal changes they make wait for
+// SystemC's time to get there: the test asserts that some instant ran
+// ahead. (Waking the waveform methods at once instead makes these VCDs
+// differ; LookaheadPe.WaveformsAreTheSame does not see it.)
+TEST(LookaheadMesh, WaveformsAreTheSame) {
+  test::TempDir dir;
+  std::string vcd[2];
+  uint64_t ahead[2] = {};
+  for (int on = 0; on < 2; ++on) {
+    const std::string path = dir.file(on ? "on.vcd" : "off.vcd");
+    const nlohmann::json j = run_function_isolated([&path, on] {
+      MeshRunSpec spec;
+      spec.config = test::mesh_config(2, 2, 4);
+      spec.kernel_name = "lrab";
+      spec.kernel = [](Tl& tl) {
+        const Tensor x = tl.hbm("x", 1, 16384, Dtype::kFp32);
+        test::init(tl, {x});
+        AllReduceOptions opt;
+        opt.chunk_elems = 1024;
+        all_reduce_lrab(tl, x, opt);
+      };
+      spec.vcd_path = path;
+      spec.lookahead = on;
+      const MeshRunResult r = run_mesh_in_process(spec);
+      nlohmann::json out;
+      out["ok"] = r.ok;
+      out["error"] = r.error;
+      out["ahead"] = InstantCalendar::get().instants_ahead();
+      return out;
+    });
+    ASSERT_TRUE(j["ok"].get<bool>()) << j.dump();
+    ahead[on] = j["ahead"].get<uint64_t>();
+    const std::string text = test::read_file(path);
+    const size_t from = text.find("$timescale");  // SystemC's header carries the date
+    ASSERT_NE(from, std::string::npos);
+    vcd[on] = text.substr(from);
+  }
+  EXPECT_EQ(ahead[0], 0u);
+  EXPECT_GT(ahead[1], 0u) << "no instant ran ahead: the comparison shows nothing";
+  EXPECT_GT(vcd[0].size(), 1000u);
+  EXPECT_TRUE(vcd[1] == vcd[0]) << "the VCDs differ";
 }
 
 TEST(LookaheadMesh, LongContextDecodeGivesTheSameOpLog) {
