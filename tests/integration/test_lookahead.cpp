@@ -185,19 +185,25 @@ void expect_same_mesh_run(const MeshRunSpec& spec) {
   }
 }
 
+// An all-reduce of 16384 fp32 per PE on a 2 x 2 x 4 mesh.
+MeshRunSpec all_reduce_spec(bool ring) {
+  MeshRunSpec spec;
+  spec.config = test::mesh_config(2, 2, 4);
+  spec.kernel_name = ring ? "ring" : "lrab";
+  spec.kernel = [ring](Tl& tl) {
+    const Tensor x = tl.hbm("x", 1, 16384, Dtype::kFp32);
+    test::init(tl, {x});
+    AllReduceOptions opt;
+    opt.chunk_elems = 1024;
+    if (ring) all_reduce_ring(tl, x, opt);
+    else all_reduce_lrab(tl, x, opt);
+  };
+  return spec;
+}
+
 TEST(LookaheadMesh, AllReduceGivesTheSameOpLog) {
   for (bool ring : {false, true}) {
-    MeshRunSpec spec;
-    spec.config = test::mesh_config(2, 2, 4);
-    spec.kernel_name = ring ? "ring" : "lrab";
-    spec.kernel = [ring](Tl& tl) {
-      const Tensor x = tl.hbm("x", 1, 16384, Dtype::kFp32);
-      test::init(tl, {x});
-      AllReduceOptions opt;
-      opt.chunk_elems = 1024;
-      if (ring) all_reduce_ring(tl, x, opt);
-      else all_reduce_lrab(tl, x, opt);
-    };
+    const MeshRunSpec spec = all_reduce_spec(ring);
     SCOPED_TRACE(spec.kernel_name);
     expect_same_mesh_run(spec);
   }
@@ -216,16 +222,7 @@ TEST(LookaheadMesh, WaveformsAreTheSame) {
   for (int on = 0; on < 2; ++on) {
     const std::string path = dir.file(on ? "on.vcd" : "off.vcd");
     const nlohmann::json j = run_function_isolated([&path, on] {
-      MeshRunSpec spec;
-      spec.config = test::mesh_config(2, 2, 4);
-      spec.kernel_name = "lrab";
-      spec.kernel = [](Tl& tl) {
-        const Tensor x = tl.hbm("x", 1, 16384, Dtype::kFp32);
-        test::init(tl, {x});
-        AllReduceOptions opt;
-        opt.chunk_elems = 1024;
-        all_reduce_lrab(tl, x, opt);
-      };
+      MeshRunSpec spec = all_reduce_spec(false);  // LRAB
       spec.vcd_path = path;
       spec.lookahead = on;
       const MeshRunResult r = run_mesh_in_process(spec);
