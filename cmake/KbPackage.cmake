@@ -1,4 +1,4 @@
-# The installed package (issue 13 item 5) and the kernbench_sc:: names.
+# The installed package and the kernbench_sc:: names.
 #
 # `cmake --install` puts the libraries' headers under
 # <prefix>/include/kernbench/{models,kernels}/..., the static libraries under

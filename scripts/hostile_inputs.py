@@ -453,7 +453,7 @@ def config_cases(keys):
                           setup=writer("c.yaml", body),
                           frags=["c.yaml:%d" % line, key, "expected"]))
 
-    # the reproducers, as a run that would write --json
+    # out-of-range and malformed values, each as a run that would write --json
     repro = [
         ("pe.attrs.clock_freq_ghz", v) for v in ("1e9", "0", "-1", "nan", "inf", "1e-300")
     ] + [

@@ -5,7 +5,7 @@ set -euo pipefail
 top="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 # gtkwave: the VCD-consumer test (vcd2fst, fst2vcd). parallel: GNU parallel
-# runs the jobs of `kernbench sweep --emit-jobs` in test_sweep_jobs (issue 16).
+# runs the jobs of `kernbench sweep --emit-jobs` in test_sweep_jobs.
 packages=(g++ make cmake pkg-config ccache libsystemc-dev libyaml-cpp-dev libgtest-dev
           nlohmann-json3-dev libcli11-dev python3-matplotlib gtkwave parallel)
 # Node.js and npm: the trace-consumer test (Chrome DevTools trace engine).

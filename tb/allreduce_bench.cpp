@@ -1,4 +1,4 @@
-// The all-reduce bench (issue 14 item 9): LRAB next to ring on a mesh of
+// The all-reduce bench: LRAB next to ring on a mesh of
 // cubes (the configuration's topology, 2 x 4 cubes of 8 PEs by default),
 // over message sizes, reported the way nccl-tests does:
 //   algbw = bytes / time,  busbw = algbw x 2 (n - 1) / n  (n PEs),

@@ -1,6 +1,6 @@
 // An analytic alpha-beta model of the all-reduce kernels (kernels/ccl) on
-// the mesh model, derived from the configuration's parameters (issue 14:
-// the bench and a test compare the simulation with it). Derivation: README
+// the mesh model, derived from the configuration's parameters (the bench
+// and a test compare the simulation with it). Derivation: README
 // "All-reduce: the alpha-beta model".
 #pragma once
 

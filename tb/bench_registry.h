@@ -66,7 +66,7 @@ struct Bench {
   // `NAME=VALUE` overrides of the defaults for the golden run (tb/goldens.h):
   // a bench whose defaults run for minutes keeps a small golden.
   std::vector<std::string> golden_params;
-  // A system bench (issue 14) runs meshes of cubes (tb/mesh_run.h), each
+  // A system bench runs meshes of cubes (tb/mesh_run.h), each
   // mesh run in a forked child, instead of launches on one PE: system()
   // returns its figures (and throws BenchError when a run fails) and
   // system_report prints them. `launches`, `figures` and `report` are then

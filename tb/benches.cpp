@@ -60,7 +60,7 @@ void gemm_checked(Tl& tl, const GemmShape& s, KernelFn kernel) {
 
 // The number of elements of a tensor a kernel declares from bench
 // parameters, checked: a product beyond 2^63 - 1 is bad input naming the
-// parameters, not a wrapped, negative shape (issue 11). `factors` are
+// parameters, not a wrapped, negative shape. `factors` are
 // parameter names with their values.
 void check_elements(const BenchParams& p, const char* tensor,
                     std::initializer_list<std::pair<const char*, int64_t>> factors) {

@@ -463,7 +463,7 @@ class Parser {
       else add(Command(CopyCmd{dst, src}));
       return;
     }
-    if (kw == "send") {  // issue 14 item 5
+    if (kw == "send") {
       const auto f = keyed(fields(t, 1), {"src", "dst_pe"});
       add(Command(SendCmd{ref_field(f, "src"), number<uint32_t>(required(f, "dst_pe"), "dst_pe")}));
       return;

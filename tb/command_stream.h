@@ -1,5 +1,5 @@
-// The recorded PE_CPU command stream (issue "Replay", ADR-0064 Test
-// Requirement 7): StreamRecorder writes every tensor declaration, command,
+// The recorded PE_CPU command stream (docs/cost-model.md TR7):
+// StreamRecorder writes every tensor declaration, command,
 // tl.wait() and tl.host_random() of a live run to a text file; load_command_stream turns such a
 // file (or a hand-written one) back into kernels that replay it through the
 // same dispatch path, so both give identical dispatch accounting, op logs and

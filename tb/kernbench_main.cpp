@@ -126,7 +126,7 @@ int cmd_config(const std::string& config, const std::vector<std::string>& sets) 
 // written by the simulating child process.
 struct Outputs {
   std::string trace, vcd, stats;
-  kb::TraceWindow trace_window;  // --trace-window (issue 16 item 3)
+  kb::TraceWindow trace_window;  // --trace-window
   bool no_summary = false;
   void apply(kb::RunSpec& spec) const {
     spec.trace_path = trace;
@@ -195,7 +195,7 @@ int report_run(const std::string& title, const std::string& name, const kb::RunR
   return 0;
 }
 
-// A system bench (issue 14): its own mesh runs, its figures, its report.
+// A system bench: its own mesh runs, its figures, its report.
 int run_system(const kb::Bench& bench, const kb::BenchParams& p, const kb::PeConfig& cfg, const std::string& oplog,
                const std::string& json, const std::string& record, const Outputs& outputs, double timeout) {
   if (!record.empty()) throw kb::BenchError("--record: bench '" + bench.name + "' runs meshes; only PE benches record a command stream");
@@ -336,13 +336,13 @@ class Progress {
 
 // The most points a sweep runs. Each point is a forked simulation and its
 // specification is built before the first run starts, so the grid is
-// bounded before anything of it is (issue 11: 2000 x 2000 points took 3.3 GB
-// and died of std::bad_alloc).
+// bounded before anything of it is (2000 x 2000 points would take 3.3 GB
+// and end in std::bad_alloc).
 constexpr uint64_t kMaxSweepPoints = 10000;
 
 // What `sweep` is asked to do: run the grid here, write it as jobs
 // (--emit-jobs), run one point of those jobs (--point-json) or merge their
-// point files (--collect). Issue 16 item 4.
+// point files (--collect).
 struct SweepRequest {
   std::string name, config, csv;
   std::vector<std::string> sets, axes;
@@ -569,7 +569,7 @@ void require_utf8(const std::string& s, const std::string& what) {
 }
 
 // --emit-jobs FILE: one sh command per point, a Slurm array script beside
-// it; runs nothing (issue 16 item 4).
+// it; runs nothing.
 int emit_jobs(const SweepRequest& rq, const kb::Bench& bench, const Grid& grid) {
   namespace fs = std::filesystem;
   for (const Axis& a : grid.axes) {
@@ -742,7 +742,7 @@ int cmd_sweep(const SweepRequest& rq) {
   return print_sweep(bench, header, grid.points, cells, errors, csv_out.get(), rq.csv);
 }
 
-// Which sweep options go together (issue 16 item 4): --collect takes only
+// Which sweep options go together: --collect takes only
 // --csv; --emit-jobs runs nothing, so no -j and no --csv; the point options
 // come as the four --emit-jobs writes.
 void check_sweep_options(const CLI::App& sweep, const CLI::Option* name, const CLI::Option* jobs, bool data,

@@ -1,4 +1,4 @@
-// The long-context GQA decode bench gqa-long-ctx (issue 15 item 3): the
+// The long-context GQA decode bench gqa-long-ctx: the
 // four partitioning cases of kernels/attention/long_ctx over contexts, on
 // the configuration's mesh (2 x 4 cubes of 8 PEs by default), in timing
 // mode. Per case and context, two mesh runs:
@@ -115,8 +115,8 @@ GqaShape shape_of(const BenchParams& p) {
   return s;
 }
 
-// K and V [kv_heads x context, head_dim] must be addressable (issue 11:
-// the element count and its bytes fit in int64) and the context stepped by
+// K and V [kv_heads x context, head_dim] must be addressable (the
+// element count and its bytes fit in int64) and the context stepped by
 // kv_tile must not wrap; kMaxContext keeps a run to minutes (512K tokens
 // take seconds per case on 64 PEs).
 constexpr int64_t kMaxContext = int64_t(1) << 24;

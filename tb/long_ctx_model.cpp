@@ -4,7 +4,7 @@
 // attention's compute and dispatch, the merges' math, responses' way back,
 // the output's store, contention other than on the links and at a merge
 // root's PE_IPC and port). Each chain below is a lower bound on the run's
-// end; the bound is their maximum (README "The roofline", issue 15 item 4).
+// end; the bound is their maximum (README "The roofline").
 #include "tb/long_ctx_model.h"
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// The roofline of the long-context GQA decode cases (issue 15 item 4): a
+// The roofline of the long-context GQA decode cases: a
 // lower bound on a case's latency from the configuration alone, the HBM
 // time of the KV cache plus the alpha-beta time of its merge collective.
 // Derivation: README "Long-context decode: the roofline".

@@ -89,7 +89,7 @@ MeshRunResult run_mesh_in_process(const MeshRunSpec& spec) {
           [process](const CounterSample& s) { process->counter(s); }));
       pe.pe_scheduler.set_occupancy_history(occupancy.back().get());
     }
-    // issue 14 item 8: the links' process after the PEs', a track per
+    // The links' process after the PEs', a track per
     // direction; a burst's slice is its time on the pipe (LinkRecord: the
     // bursts of one direction never overlap).
     TraceTrackProcess* trace_links = nullptr;
@@ -194,7 +194,7 @@ MeshRunResult run_mesh_in_process(const MeshRunSpec& spec) {
     r.ok = false;
   }
   if (r.ok) {
-    // Messages no recv took: the run does not end silently (issue 14 item 7).
+    // Messages no recv took: the run does not end silently.
     for (size_t g = 0; g < top->size(); ++g) {
       const std::string left = top->pe(g).pe_ipc.undelivered();
       if (left.empty()) continue;

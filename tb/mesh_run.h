@@ -1,4 +1,4 @@
-// A mesh run (issue 14): one elaboration of a cube mesh (MeshTop from the
+// A mesh run: one elaboration of a cube mesh (MeshTop from the
 // configuration's topology), one SPMD kernel launched on every PE (or a
 // chosen set), simulated until nothing is left to do.
 //
@@ -35,7 +35,7 @@ struct MeshRunSpec {
   std::vector<uint32_t> pes;    // global PE numbers launched; empty: every PE
   std::string oplog_path;       // non-empty: the merged op log as CSV
   std::string trace_path;       // non-empty: Chrome / Perfetto trace JSON
-  TraceWindow trace_window;     // the span the trace keeps (issue 16 item 3)
+  TraceWindow trace_window;     // the span the trace keeps
   std::string vcd_path;         // non-empty: VCD waveforms
   std::string stats_path;       // non-empty: the run's statistics as JSON (to_json, per PE and totals)
   double timeout_s = 0;         // run_mesh_isolated: > 0 ends the child after this many s

@@ -146,7 +146,7 @@ GqaShape gqa(int64_t context) {
 }
 
 
-// ---- Mesh workloads (issue 16 item 2) ----
+// ---- Mesh workloads ----
 // A 2 x 4 mesh of 8-PE cubes runs the four long-context decode cases
 // (kernels/attention/long_ctx) at the mesh context and at twice it, and the
 // all-reduce bench's LRAB and ring. Each run follows its own ceiling run,
@@ -272,7 +272,7 @@ int report_mesh(const std::vector<Row>& rows, const Row* opt2, const PerfOptions
   return rc;
 }
 
-// issue 16 item 3: the trace's cost, (wall with --trace) / (wall without)
+// The trace's cost, (wall with --trace) / (wall without)
 // of the same run, each the whole run_isolated call (fork, simulation,
 // trace written and committed): the median over `repeats` pairs, once with
 // the trace in a file of the temporary directory and once to /dev/null

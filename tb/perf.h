@@ -19,7 +19,7 @@ struct PerfOptions {
   bool scaling = true;          // also run opt3 at twice the context
   int repeats = 5;              // runs per workload, each after a ceiling run
   std::string only;             // run only workloads whose name contains this (profiling)
-  // Mesh workloads (issue 16 item 2), on a 2 x 4 mesh of 8-PE cubes.
+  // Mesh workloads, on a 2 x 4 mesh of 8-PE cubes.
   int64_t mesh_context = 524288;       // long-context decode, run at it and at twice it
   int64_t mesh_allreduce_bytes = 512 << 20;  // all-reduce message per PE (fp32): about 1 s
 };

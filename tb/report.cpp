@@ -124,7 +124,7 @@ nlohmann::json launch_summary_json(const LaunchResult& l, const PeConfig& cfg) {
 // "stats/launches" are null placeholders).
 nlohmann::json summary_skeleton(const std::string& bench, const PeConfig& cfg, const RunResult& r) {
   nlohmann::json j;
-  j["schema_version"] = kSchemaVersion;  // issue 13 item 7
+  j["schema_version"] = kSchemaVersion;  // models/trace/schema_version.h
   j["bench"] = bench;
   j["clock_freq_ghz"] = cfg.clock_freq_ghz;
   j["latency_ns"] = ns(r.latency_ps());

@@ -50,7 +50,7 @@ uint64_t RunResult::latency_ps() const {
 namespace {
 
 // JSON text for outputs and the fork boundary: invalid UTF-8 (a kernel or
-// tensor name is any bytes) is replaced, never thrown on (issue 11).
+// tensor name is any bytes) is replaced, never thrown on.
 std::string dump(const nlohmann::json& j, int indent = -1) {
   return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
 }
@@ -193,7 +193,7 @@ RunResult run_in_process(const RunSpec& spec) {
   }
   if (r.ok && pe->pe_cpu.busy()) {
     // Nothing left to run and the launch not finished: who waits for what
-    // (a recv with no send, a send to a full queue; issue 14 item 7).
+    // (a recv with no send, a send to a full queue).
     r.ok = false;
     r.error = deadlock_report({pe});
   }
@@ -231,7 +231,7 @@ RunResult run_in_process(const RunSpec& spec) {
       // A window at a time: as dump(2) of to_json(r.stats) + clock_freq_ghz.
       nlohmann::json j = to_json_without_launches(r.stats);
       j["clock_freq_ghz"] = spec.config.clock_freq_ghz;
-      j["schema_version"] = kSchemaVersion;  // issue 13 item 7
+      j["schema_version"] = kSchemaVersion;  // models/trace/schema_version.h
       write_json(stats_out->stream(), j, {{"/launches", launches_json(r.stats)}});
       stats_out->stream() << "\n";
       stats_out->commit();
@@ -614,8 +614,8 @@ void install(void (*handler)(int)) {
 // (compact JSON holds no raw line break), ending with 'Z'; or, at any
 // point, 'E' and an exception's message up to the end of the stream. The
 // parent reads lines as they arrive and builds the result from them, so
-// neither side holds the whole result as text (issue 11: 100 k launches
-// made a 220 MB document, 2.1 GB on each side).
+// neither side holds the whole result as text (100 k launches make a
+// 220 MB document, 2.1 GB on each side).
 class ResultReader {
  public:
   virtual ~ResultReader() = default;

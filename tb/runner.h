@@ -42,7 +42,7 @@ struct RunSpec {
   std::string record_path;    // non-empty: write the PE_CPU command stream here
   // Observability outputs, written by the simulating process (the child):
   std::string trace_path;     // non-empty: Chrome / Perfetto trace JSON (models/trace/chrome_trace.h)
-  TraceWindow trace_window;   // the span the trace keeps (issue 16 item 3)
+  TraceWindow trace_window;   // the span the trace keeps
   std::string vcd_path;       // non-empty: VCD waveforms (models/trace/vcd_trace.h)
   std::string stats_path;     // non-empty: statistics JSON (models/trace/stats.h)
   // SystemC time resolution in fs, set before elaboration (a power of ten).

@@ -1,4 +1,4 @@
-// Sweeps beyond one machine (issue 16 item 4): the pieces of
+// Sweeps beyond one machine: the pieces of
 // `kernbench sweep --emit-jobs` and `--collect` that are not the CLI.
 //
 // --emit-jobs writes one POSIX sh command per point; each runs the point

@@ -1,4 +1,4 @@
-// Custom GoogleTest main (STYLE.md 8): quiet SystemC banner, SystemC
+// Custom GoogleTest main (docs/conventions.md 8): quiet SystemC banner, SystemC
 // warnings and errors become test failures, except the documented report of
 // a failed kernel launch (see is_kernel_error). CTest runs every test in its
 // own process (gtest_discover_tests), so each test may elaborate one
@@ -41,7 +41,7 @@ class FailRunInChild : public ::testing::EmptyTestEventListener {
 // error): a test that expects the error asserts the message, and one that
 // does not fails on the result. Only that report is let through; any other
 // warning or error, and this type at another severity, fails the test.
-// A refused descriptor (kb::kDescriptorErrorType, issue 13 item 2) is let
+// A refused descriptor (kb::kDescriptorErrorType) is let
 // through the same way: its write gets an error response and PE_REGS records
 // its code, which the tests that expect it assert.
 bool is_kernel_error(const sc_core::sc_report& report) {

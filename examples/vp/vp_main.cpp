@@ -1,4 +1,4 @@
-// An example virtual platform (issue 13 item 6), built against the
+// An example virtual platform, built against the
 // installed package only (find_package(kernbench_sc)):
 //
 //   host driver --regs--> pe0          pe1 <-- launch() at 1 us (a tl kernel)
@@ -47,7 +47,7 @@ bool run_tl_gemm(kb::Tl& tl) {
   return err < 1e-3;
 }
 
-// A platform thread: launches PE 1's kernel at 1 us (issue 13 item 4b).
+// A platform thread: launches PE 1's kernel at 1 us.
 struct Launcher : sc_core::sc_module {
   kb::Pe& pe;
   bool ok = false;

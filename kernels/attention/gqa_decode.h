@@ -47,7 +47,7 @@ void gqa_decode_opt2(Tl& tl, const GqaShape& s, const GqaTensors& t);
 void gqa_decode_opt3(Tl& tl, const GqaShape& s);
 void gqa_decode_opt2(Tl& tl, const GqaShape& s);
 
-// opt2 without its epilogue (the long-context cases, issue 15): every
+// opt2 without its epilogue (the long-context cases): every
 // head's partial online-softmax state is kept instead of finalised, in
 // stacked TCM tensors, head h in rows [h g, (h + 1) g): the running max in
 // m[0] / m[1] (it ping-pongs tile by tile; it ends in

@@ -1,5 +1,5 @@
-// All-reduce (sum) over every PE of a cube or mesh, written with tl only
-// (issue 14 item 6). Every PE runs the same kernel (SPMD) on its own buffer
+// All-reduce (sum) over every PE of a cube or mesh, written with tl
+// only. Every PE runs the same kernel (SPMD) on its own buffer
 // `x` ([1, N], in its own HBM slice); on return every PE's x holds the sum
 // of all of them. Both algorithms move x through TCM in chunks of at most
 // `chunk_elems` elements and keep at most `window` chunks in flight per
@@ -20,7 +20,7 @@
 
 namespace kb {
 
-// The LRAB root cube of an h x w mesh (ORIGIN-NOTES "The machine").
+// The LRAB root cube of an h x w mesh.
 constexpr uint32_t lrab_root(uint32_t h, uint32_t w) { return (h / 2) * w + w / 2; }
 
 // Global PE numbers in ring order: cubes row by row, odd rows right to

@@ -1,5 +1,5 @@
 // softmax_merge: the online-softmax update for one KV tile as one composite
-// (ADR-0064 context; the first stateful recipe).
+// (docs/cost-model.md; the first stateful recipe).
 //
 //   m' = max(m, rowmax(S));  corr = exp(m - m');  P = exp(S - m')
 //   l' = l * corr + rowsum(P);  O' = O * corr + P @ V

@@ -1,5 +1,5 @@
-// The online-softmax combination of two partial attention states (issue 15
-// item 1): the one merge every long-context case uses, between PEs and
+// The online-softmax combination of two partial attention states: the
+// one merge every long-context case uses, between PEs and
 // between cubes. A partial state over a set of keys is, per query row,
 //   m = max score,  l = sum exp(s - m),  O = sum exp(s - m) v
 // and two states over disjoint key sets combine into the state over their

@@ -21,8 +21,8 @@ namespace {
 // Value kinds: integers and floats carry the key's documented bounds.
 enum class Kind { kUint, kFloat, kBool };
 
-// Inclusive bounds of a key (issue 11: every key has a documented lower and
-// upper bound, so that no value can overflow the arithmetic built on it).
+// Inclusive bounds of a key: every key has a documented lower and upper
+// bound, so that no value can overflow the arithmetic built on it.
 struct Range {
   uint64_t umin = 0, umax = 0;  // kUint
   double fmin = 0, fmax = 0;    // kFloat
@@ -93,7 +93,7 @@ const Entry kSchema[] = {
      "PE clock, GHz"},
     {"pe.attrs.data_mode", Kind::kBool, {}, KB_FIELD(data_mode),
      "memories hold real values and engines compute them (slower; --data)"},
-    // ADR-0064 D4: dispatch cost-model knobs (cycle domain).
+    // docs/cost-model.md D4: dispatch cost-model knobs (cycle domain).
     {"pe.attrs.pe_cost_model.fixed_per_cmd_cycles", Kind::kUint, kCycles,
      KB_FIELD(cost_model.fixed_per_cmd_cycles),
      "FIXED cost of a CompositeCmd, cycles (ADR-0064 D3)"},
@@ -104,7 +104,7 @@ const Entry kSchema[] = {
      KB_FIELD(cost_model.byte_cycles_recip),
      "R, dispatch cycles per logical byte (ADR-0064 D3)"},
     // D7: the cap splits larger composites; zero would admit nothing. A
-    // command's logical bytes are a 32-bit count (ADR-0064 D2).
+    // command's logical bytes are a 32-bit count (docs/cost-model.md D2).
     {"pe.attrs.pe_cost_model.max_composite_logical_bytes", Kind::kUint, U(1, 4294967295u),
      KB_FIELD(cost_model.max_composite_logical_bytes),
      "cap on one CompositeCmd's logical bytes, bytes (ADR-0064 D7)"},
@@ -422,8 +422,8 @@ std::string format(FieldRef field) {
 
 // ---- bounded parsing of untrusted YAML --------------------------------------
 //
-// yaml-cpp 0.7 is given only text it handles in bounded time and memory
-// (issue 11). A full configuration is about 60 nodes, 4 maps deep, with
+// yaml-cpp 0.7 is given only text it handles in bounded time and memory.
+// A full configuration is about 60 nodes, 4 maps deep, with
 // flow collections of a few dozen bytes; the limits below are far above that.
 constexpr int kMaxDepth = 16;             // nested collections
 constexpr size_t kMaxNodes = 10000;       // YAML::Node costs ~500 bytes each
@@ -525,8 +525,8 @@ class EventCheck : public YAML::EventHandler {
   void OnDocumentStart(const YAML::Mark& mark) override {
     // yaml-cpp 0.7 scans ',' outside a flow collection as a flow-entry token
     // that no rule consumes: a document starting there ends at once without
-    // consuming it, so YAML::LoadAll makes empty documents forever (yaml-cpp
-    // issue 1040, fixed upstream by PR 1319). YAML allows no ',' there.
+    // consuming it, so YAML::LoadAll makes empty documents forever (a yaml-cpp
+    // bug, fixed upstream). YAML allows no ',' there.
     const bool comma = mark.pos >= 0 && size_t(mark.pos) < text_.size() &&
                        text_[size_t(mark.pos)] == ',';
     if (comma || (docs_ == 1 && mark.pos == first_pos_)) {

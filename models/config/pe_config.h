@@ -1,9 +1,9 @@
 // PE configuration: the validated runtime object with every default.
 //
-// Two layers (STYLE.md 4): the YAML file is read into a generic node tree,
-// checked key by key against the schema below (unknown keys, wrong types and
-// out-of-range values are errors naming file, line and key), then copied into
-// PeConfig. Every field's default lives here and nowhere else.
+// Two layers (docs/conventions.md 4): the YAML file is read into a generic
+// node tree, checked key by key against the schema below (unknown keys, wrong
+// types and out-of-range values are errors naming file, line and key), then
+// copied into PeConfig. Every field's default lives here and nowhere else.
 #pragma once
 
 #include <cstdint>
@@ -13,7 +13,7 @@
 
 namespace kb {
 
-// ADR-0064 D1/D4/D7/D8: cycle-domain knobs of the dispatch cost model.
+// docs/cost-model.md D1/D4/D7/D8: cycle-domain knobs of the dispatch cost model.
 struct CostModelConfig {
   uint64_t fixed_per_cmd_cycles = 40;           // FIXED(CompositeCmd), D3
   uint64_t fixed_per_single_op_cmd_cycles = 8;  // FIXED(single-op cmds), D8
@@ -66,7 +66,7 @@ struct TileConfig {
   uint64_t k = 64;
 };
 
-// PE_CPU's descriptor writes (issue 13 item 2): the payload always holds
+// PE_CPU's descriptor writes: the payload always holds
 // the descriptor's bytes; the extension carrying the decoded command is a
 // fast path PE_SCHEDULER may take instead of decoding them.
 struct CpuConfig {
@@ -77,14 +77,14 @@ struct SchedulerConfig {
   uint64_t queue_depth = 8;  // accepted-but-incomplete descriptors
 };
 
-// PE_IPC (issue 14 item 5): the receive queue holds, per source PE, at most
+// PE_IPC: the receive queue holds, per source PE, at most
 // queue_depth messages that arrived and no recv has taken yet; a send to a
 // full queue waits (back-pressure).
 struct IpcConfig {
   uint64_t queue_depth = 4;  // per source PE
 };
 
-// The system a mesh run builds (issue 14 items 1-3; models/top/mesh_top.h):
+// The system a mesh run builds (models/top/mesh_top.h):
 // h x w cubes, row-major (cube = y * w + x), each of `pes` PEs with one HBM
 // slice per PE (pe.attrs.hbm is one slice), joined by UCIe links between
 // neighbours. Single-PE benches ignore it (the single-PE top stays the
@@ -161,7 +161,7 @@ const std::vector<ConfigKeyInfo>& pe_config_keys();
 // The file is untrusted input: a regular file of at most kMaxConfigFileBytes
 // without NUL bytes, one YAML document, no aliases, at most 16 levels deep,
 // 10000 nodes and flow collections of 16 KiB, so that parsing takes bounded
-// time and memory (yaml-cpp 0.7 loops on some inputs, issue 1040). Values in
+// time and memory (yaml-cpp 0.7 loops on some inputs). Values in
 // messages are cut to 60 bytes.
 PeConfig load_pe_config(const std::string& path,
                         const std::vector<std::string>& sets = {});

@@ -1,4 +1,4 @@
-// Cube (issue 14 item 1): one HBM cube of a mesh, topology.cube.pes PEs on
+// Cube: one HBM cube of a mesh, topology.cube.pes PEs on
 // its logic die, each with its own HBM slice, behind one interconnect.
 //
 //   pe<i>.mem --> interconnect --slice_<i>--> hbm<i>   [hbm_alloc_base(g), + kHbmSliceBytes)

@@ -7,7 +7,7 @@
 // transport_dbg and DMI requests are forwarded; a DMI region is clipped to
 // the routed region and invalidations go to every initiator. The router
 // adds no time unless set_latency() gives it a latency per (initiator,
-// region) (issue 14 item 1: a cube's interconnect), added to the annotated
+// region) (a cube's interconnect), added to the annotated
 // delay of every request it forwards (b_transport, nb BEGIN_REQ).
 #pragma once
 

@@ -1,5 +1,5 @@
-// The global address map (DESIGN.md "The boundary"). Every address a PE's
-// `mem` socket carries is global; targets see it unchanged.
+// The global address map (docs/architecture.md "The boundary"). Every address
+// a PE's `mem` socket carries is global; targets see it unchanged.
 //
 //   [0, tcm.size_bytes)                PE-local TCM: every PE addresses its own
 //                                      TCM here; it never leaves the PE.
@@ -8,8 +8,8 @@
 //                                      (reserved for remote TCM access; not
 //                                      routed yet).
 //   kIpcWindowBase + g x kIpcWindowStride
-//                                      PE g's IPC receive queue (PE_IPC; issue 14
-//                                      item 5), g the global PE number.
+//                                      PE g's IPC receive queue (PE_IPC), g the
+//                                      global PE number.
 //   [kHbmBase, 2^64)                   HBM. PE p allocates its tensors from
 //                                      hbm_alloc_base(p); PE 0's are where a
 //                                      single PE always put them, so replay
@@ -32,7 +32,7 @@ inline uint64_t tcm_window(uint32_t pe) { return kTcmWindowBase + uint64_t(pe) *
 inline uint64_t hbm_alloc_base(uint32_t pe) { return kHbmBase + uint64_t(pe) * kHbmAllocStride; }
 inline uint64_t ipc_window(uint32_t pe) { return kIpcWindowBase + uint64_t(pe) * kIpcWindowStride; }
 
-// In a cube or mesh (issue 14 item 1), global PE g owns the HBM slice
+// In a cube or mesh, global PE g owns the HBM slice
 // [hbm_alloc_base(g), hbm_alloc_base(g) + kHbmAllocStride): its allocations
 // are where the slice is, so an address names the PE whose slice holds it.
 constexpr uint64_t kHbmSliceBytes = kHbmAllocStride;

@@ -79,7 +79,7 @@ class Hbm : public sc_core::sc_module {
   uint64_t transactions_ = 0;
   // The last byte-enable patterns seen and their enabled bytes: a PE_DMA
   // stream's bursts repeat one pattern, and a composite's streams (A and B
-  // tiles) take turns, so a few are kept (issue 16).
+  // tiles) take turns, so a few are kept.
   struct EnablePattern {
     std::vector<unsigned char> bytes;
     size_t tail = 0;

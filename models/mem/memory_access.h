@@ -34,12 +34,12 @@ tlm::tlm_response_status memory_access(tlm::tlm_generic_payload& p, const Memory
                                        SparseMemory* store);
 
 // The bytes a transaction moves: those its byte enables let through (all
-// of them without byte enables). A fabric link counts these (issue 14).
+// of them without byte enables). A fabric link counts these.
 uint64_t enabled_bytes(const tlm::tlm_generic_payload& p);
 
 // The bytes of be[0, n) that are TLM_BYTE_ENABLED (0xff; any other value
 // disables its lane), eight at a time: a strided DMA burst's pattern is a
-// row pitch long (issue 16: counted per burst on a pattern change).
+// row pitch long (counted per burst on a pattern change).
 uint64_t count_enabled(const unsigned char* be, size_t n);
 
 // Debug transport (transport_dbg): the bytes transferred, 0 on any error.

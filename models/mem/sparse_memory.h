@@ -12,7 +12,7 @@ namespace kb {
 class SparseMemory {
  public:
   // n bytes at `address`; an access may straddle pages and wraps at 2^64
-  // like the address map, never past a page's allocation (issue 11).
+  // like the address map, never past a page's allocation.
   void read(uint64_t address, void* out, uint64_t n) const;
   void write(uint64_t address, const void* in, uint64_t n);
   uint64_t bytes() const { return pages_.size() * kPageBytes; }  // allocated

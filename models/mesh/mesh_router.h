@@ -1,4 +1,4 @@
-// MeshRouter: one per cube (issue 14 item 2), between the cube's
+// MeshRouter: one per cube, between the cube's
 // interconnect and the UCIe links to its neighbours. Dimension-order (XY)
 // routing: a request goes east or west until its column is the destination
 // cube's, then north or south; at the destination it goes into the cube.

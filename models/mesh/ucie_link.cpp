@@ -49,7 +49,7 @@ UcieLink::UcieLink(sc_core::sc_module_name name, const LinkTiming& timing)
 
 uint64_t UcieLink::carry(uint64_t arrival_ps, uint64_t bytes) {
   // First fit (busy_calendar.h): a sender that runs ahead books the pipe
-  // in the future before another books it earlier (issue 15).
+  // in the future before another books it earlier.
   const uint64_t transfer = transfer_cycles(timing_, bytes);
   const std::optional<uint64_t> cycles = checked_add(transfer, timing_.latency_cycles);
   if (!cycles) throw std::overflow_error("UCIe link: the cycle count does not fit in 64 bits");

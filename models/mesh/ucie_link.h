@@ -1,5 +1,5 @@
-// UcieLink: one direction of a UCIe link between neighbouring cubes (issue
-// 14 item 2). `in` comes from the sending cube's mesh router, `out` goes to
+// UcieLink: one direction of a UCIe link between neighbouring cubes.
+// `in` comes from the sending cube's mesh router, `out` goes to
 // the receiving cube's. Every transaction is forwarded unchanged
 // (b_transport, nb_transport both ways, transport_dbg); DMI is not offered
 // (a pointer would bypass the link's time).

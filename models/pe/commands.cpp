@@ -7,7 +7,7 @@
 
 namespace kb {
 
-// ADR-0064 D2 _extra_bytes.
+// docs/cost-model.md D2 _extra_bytes.
 uint32_t extra_bytes(const ExtraValue& v) {
   return std::visit(
       [](const auto& x) -> uint32_t {
@@ -65,7 +65,7 @@ bool math_op_from_string(const std::string& name, MathOp* op) {
   // Composites name their ops as strings: this runs per op per command.
   const std::string_view n = name;
   for (const MathOpInfo& i : kMathOps) {
-    if (same_name(n, i.name)) {  // the length first, no memcmp call (issue 16 item 1)
+    if (same_name(n, i.name)) {  // the length first, no memcmp call (per op, per command)
       *op = i.op;
       return true;
     }
@@ -226,7 +226,7 @@ const std::vector<TypedOp>& typed_ops(const CompositeCmd& c, std::vector<TypedOp
   return scratch;
 }
 
-// --- ADR-0064 D2, one rule per command type
+// --- docs/cost-model.md D2, one rule per command type
 
 // (the single-op commands' are inline in commands.h)
 
@@ -279,7 +279,7 @@ uint32_t CompositeCmd::logical_bytes() const {
   }
   for (const OpSpec& op : ops) n += op.logical_bytes();
   // rw_handles are counted again even when they also appear as operands:
-  // no de-duplication (ADR-0064 D2 counting rule).
+  // no de-duplication (docs/cost-model.md D2 counting rule).
   return n + lb::kTupleLength + lb::kHandle * uint32_t(rw_handles.size());
 }
 
@@ -343,7 +343,7 @@ void handle_access(const Command& cmd, HandleAccess& a) {
   a.reads.clear();
   a.writes.clear();
   // push_back into the reused capacity: a range insert of one or two
-  // handles costs more (issue 16 item 1, this runs for every command).
+  // handles costs more (this runs for every command).
   auto set = [&a](Handle r, Handle w) {
     a.reads.push_back(r);
     a.writes.push_back(w);
@@ -380,7 +380,7 @@ void handle_access(const Command& cmd, HandleAccess& a) {
             // Each handle once: the ops share tensors (softmax_merge's 20
             // reads are 10 tensors), and every handle listed costs the
             // scheduler a byte range and the hazard scan a comparison per
-            // command in flight (issue 16 item 1).
+            // command in flight.
             keep_first_of_each(a.reads);
             keep_first_of_each(a.writes);
           },

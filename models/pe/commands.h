@@ -1,6 +1,6 @@
 // PE commands: what PE_CPU writes into PE_SCHEDULER's queue.
 //
-// Every command exposes logical_bytes() exactly per ADR-0064 D2: the
+// Every command exposes logical_bytes() exactly per docs/cost-model.md D2: the
 // HW-logical size of its descriptor (framing 4, opcode 1, enum 1, handle 8,
 // scalar 4, tuple length marker 1), counted per field with no
 // de-duplication. Single-op commands count their fixed fields; a CompositeCmd
@@ -20,10 +20,10 @@
 namespace kb {
 
 // A tensor handle is its address; shape and dtype live in the descriptor
-// table (TensorTable), as ADR-0064 D2 assumes.
+// table (TensorTable), as docs/cost-model.md D2 assumes.
 using Handle = uint64_t;
 
-// ADR-0064 D2 field sizes.
+// docs/cost-model.md D2 field sizes.
 namespace lb {
 constexpr uint32_t kFraming = 4;  // cmd-type discriminator + completion id ref
 constexpr uint32_t kOpcode = 1;
@@ -33,14 +33,14 @@ constexpr uint32_t kScalar = 4;
 constexpr uint32_t kTupleLength = 1;
 }  // namespace lb
 
-// Typed OpSpec extras (ADR-0064 D2 _extra_bytes): bool 1, int/float 4,
-// tuple/list 1 + 4n, string 1.
+// Typed OpSpec extras (docs/cost-model.md D2 _extra_bytes): bool 1,
+// int/float 4, tuple/list 1 + 4n, string 1.
 using ExtraValue =
     std::variant<bool, int64_t, double, std::vector<int64_t>, std::string>;
 uint32_t extra_bytes(const ExtraValue& v);
 
 // a == b for short names (extras, op kinds): the length, then the letters
-// inline, no memcmp call; looked up per op per command (issue 16 item 1).
+// inline, no memcmp call; looked up per op per command.
 inline bool same_name(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i)
@@ -80,9 +80,9 @@ int math_op_arity(MathOp op);           // operands read
 bool math_op_is_reduction(MathOp op);
 bool math_op_is_transcendental(MathOp op);
 
-// --- Single-op commands (ADR-0064 D8: FIXED = fixed_per_single_op_cmd_cycles)
+// --- Single-op commands (docs/cost-model.md D8: FIXED = fixed_per_single_op_cmd_cycles)
 // Their logical_bytes() are inline: PE_CPU (cost) and PE_SCHEDULER (the
-// descriptor's length) ask for every command (issue 16 item 1).
+// descriptor's length) ask for every command.
 
 // tl.load: HBM -> TCM on PE_DMA.
 struct DmaReadCmd {
@@ -109,8 +109,8 @@ struct GemmCmd {
 };
 
 // A MathCmd's operand handles. Every math op reads at most two, kept
-// inline: a MathCmd then costs no heap allocation (issue 16 item 1; most
-// commands of a kernel are math ops). More, as a malformed command from a
+// inline: a MathCmd then costs no heap allocation (most commands of a
+// kernel are math ops). More, as a malformed command from a
 // replay file or a VP may carry (check_command refuses it, naming the
 // count), spill to the heap. Assignable from a std::vector<Handle> and a
 // braced list, as the field was a vector before.
@@ -203,7 +203,7 @@ struct CopyCmd {
   uint32_t logical_bytes() const { return lb::kFraming + 2 * lb::kHandle; }  // 20
 };
 
-// --- Composite (ADR-0064 D1/D7; FIXED = fixed_per_cmd_cycles)
+// --- Composite (docs/cost-model.md D1/D7; FIXED = fixed_per_cmd_cycles)
 
 // Where an OpSpec runs in the scheduler's tile plan.
 enum class OpScope : uint8_t { kPrologue, kTile, kEpilogue };
@@ -229,7 +229,7 @@ struct OpSpec {
   uint32_t logical_bytes() const;
 };
 
-// --- Typed composite ops (issue 12 item 5): an OpSpec decoded once, at
+// --- Typed composite ops: an OpSpec decoded once, at
 // dispatch, into an enum, operands by role and typed attributes, which the
 // tile plan and data execution use without looking up a string.
 
@@ -271,10 +271,11 @@ struct TypedOp {
 };
 
 // A composite comes as text (`ops`: the replay parser, the descriptor
-// decoder, OpSpec builders) or typed (tl's typed builders, STYLE.md 13:
-// `ops` empty, `typed` the ops; text only when a recorder or a message
-// asks, to_spec). A typed op stands for the OpSpec to_spec makes of it,
-// which is what its logical bytes and descriptor count (ADR-0064 D2).
+// decoder, OpSpec builders) or typed (tl's typed builders,
+// docs/conventions.md 13: `ops` empty, `typed` the ops; text only when a
+// recorder or a message asks, to_spec). A typed op stands for the OpSpec
+// to_spec makes of it, which is what its logical bytes and descriptor count
+// (docs/cost-model.md D2).
 struct CompositeCmd {
   std::string name;  // for messages (D7) and the op log; not counted
   std::vector<OpSpec> ops;
@@ -325,13 +326,13 @@ const std::vector<TypedOp>& typed_ops(const CompositeCmd& c, std::vector<TypedOp
 std::string math_arity_error(MathOp op, size_t operands);
 
 // tl.cycles(n): PE_CPU busy for exactly n cycles; bypasses the dispatch
-// formula and is never written to the queue (ADR-0064 D5).
+// formula and is never written to the queue (docs/cost-model.md D5).
 struct CpuOverheadCmd {
   uint64_t cycles = 0;
   uint32_t logical_bytes() const { return 0; }
 };
 
-// --- IPC (issue 14 item 5; ADR-0064 D8: single-op FIXED), on PE_IPC
+// --- IPC (docs/cost-model.md D8: single-op FIXED), on PE_IPC
 // (models/pe/ipc/pe_ipc.h). Peers are global PE numbers (PePlace::global).
 
 // tl.send: src's bytes into global PE dst's IPC receive queue.

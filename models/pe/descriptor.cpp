@@ -18,11 +18,11 @@ constexpr std::string_view kMathSlots[] = {"src_a", "src_b"};
 constexpr std::string_view kGemmFlags[] = {"transpose_b", "accumulate"};
 
 // Writes into a buffer sized once to the command's logical bytes, through
-// a raw pointer: no capacity check per byte (issue 16 item 1, the encoder
-// runs for every command). Past the end it only counts, so a layout that
+// a raw pointer: no capacity check per byte (the encoder runs for every
+// command). Past the end it only counts, so a layout that
 // disagrees with logical_bytes() is still reported after the last field.
 // The messages out of line, so the writes they guard stay small enough to
-// inline (issue 16 item 1).
+// inline.
 [[noreturn, gnu::noinline, gnu::cold]] void too_wide(int64_t v, const char* what) {
   throw EncodeError(std::string(what) + " = " + std::to_string(v) + " does not fit a 4-byte scalar");
 }
@@ -139,7 +139,7 @@ void gemm_extras(Writer& w, const Extras& extras) {
 }
 
 // `typed`: `op` decoded (check_command), whose kind and GEMM operands by
-// role are used instead of comparing strings (issue 16 item 1); null: from
+// role are used instead of comparing strings; null: from
 // the strings.
 void op_spec(Writer& w, const OpSpec& op, const TypedOp* typed) {
   MathOp m{};

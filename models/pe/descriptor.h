@@ -1,6 +1,7 @@
 // The binary descriptor of a command: the bytes a descriptor write carries
-// into PE_SCHEDULER's queue, exactly logical_bytes() long (ADR-0064 D2).
-// Plain C++ (commands.h only, no SystemC), so a VP's driver can include it.
+// into PE_SCHEDULER's queue, exactly logical_bytes() long
+// (docs/cost-model.md D2). Plain C++ (commands.h only, no SystemC), so a
+// VP's driver can include it.
 //
 // Little-endian throughout. Field sizes are D2's: framing 4, opcode 1,
 // enum 1, tensor handle 8 (the address of a tensor descriptor), scalar 4,
@@ -37,7 +38,7 @@
 // where (DecodeError::code classifies it as a regs::ErrorCode).
 // tl.cycles(n) (CpuOverheadCmd) is never written: it has no descriptor.
 //
-// Tensor descriptor (issue 13 item 1): the kTensorDescBytes (64) bytes of
+// Tensor descriptor: the kTensorDescBytes (64) bytes of
 // one entry of the tensor table (register_map.h), little-endian:
 //
 //   offset  size  field
@@ -94,7 +95,7 @@ std::vector<uint8_t> encode(const Command& c, uint32_t completion_id);
 // The same into `out` (resized to logical_bytes(c) first): a reused buffer
 // keeps its capacity, so a warm writer allocates nothing per command.
 void encode_into(const Command& c, uint32_t completion_id, std::vector<uint8_t>& out);
-// PE_CPU's dispatch (issue 16 item 1): `c` has just passed check_command, so
+// PE_CPU's dispatch (once per command): `c` has just passed check_command, so
 // a composite's c.typed is its ops decoded now and gives the op kinds and
 // GEMM operands without comparing strings; `bytes` is logical_bytes(c) as
 // PE_CPU costed it, not counted again (a wrong one is an EncodeError).

@@ -40,7 +40,7 @@ Pe::Pe(sc_core::sc_module_name name, const PeConfig& cfg, PePlace place, const L
     bind(from, to, std::string(from.name()) + " -> " + to.get_base_export().name());
   };
   link(pe_cpu.cmd, pe_scheduler.in);
-  // The front door (issue 13): a VP's descriptor writes join PE_CPU's.
+  // The front door: a VP's descriptor writes join PE_CPU's.
   link(pe_regs.queue, pe_scheduler.in);
   regs.bind(pe_regs.in);  // hierarchical: the PE's own socket
   ipc.bind(pe_ipc.msg);   // hierarchical
@@ -52,7 +52,7 @@ Pe::Pe(sc_core::sc_module_name name, const PeConfig& cfg, PePlace place, const L
   // Every access to memory goes through the PE's bus.
   link(pe_cpu.data, pe_bus.in);
   link(pe_dma.mem, pe_bus.in);
-  link(pe_ipc.mem, pe_bus.in);  // messages to other PEs' IPC windows, HBM sources (issue 14 item 5)
+  link(pe_ipc.mem, pe_bus.in);  // messages to other PEs' IPC windows, HBM sources
   pe_ipc.set_self(place_.global);
   pe_scheduler.set_pes(place_.pes());
   // Same-time work across PEs runs in the order of their global numbers
@@ -61,7 +61,7 @@ Pe::Pe(sc_core::sc_module_name name, const PeConfig& cfg, PePlace place, const L
   pe_ipc.set_pe(place_.global);
   pe_dma.set_pe(place_.global);
   if (place_.pes() > 1) table_.bound_to_slice();
-  // A RECV issues once its message is in (issue 14 item 5).
+  // A RECV issues once its message is in.
   pe_scheduler.set_recv_gate([this](uint32_t src) { return pe_ipc.message_ready(src); });
   pe_ipc.on_arrival([this] { pe_scheduler.wake(Engine::kIpc); });
   for (StageEngine* e : engines) {
@@ -88,7 +88,7 @@ Pe::Pe(sc_core::sc_module_name name, const PeConfig& cfg, PePlace place, const L
   pe_regs.on_doorbell([this](const std::string& kernel_name, const Kernel& kernel) { pe_cpu.launch(kernel_name, kernel); });
   pe_regs.cpu_busy([this] { return pe_cpu.busy(); });
   // A driver's tensor descriptor: decoded (layout) and validated into the
-  // table (issue 13 item 1); a refusal is the write's error (kBadTensor).
+  // table; a refusal is the write's error (kBadTensor).
   pe_regs.on_tensor_write([this](Handle h, const uint8_t* bytes) -> std::string {
     try {
       table_.install(h, desc::decode_tensor(bytes, regs::kTensorDescBytes));

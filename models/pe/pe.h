@@ -7,12 +7,12 @@
 //                                              --gemm--> pe_gemm
 //                                              --math--> pe_math
 //                                              --tcm-->  pe_tcm
-//                                              --ipc-->  pe_ipc   (send/recv, issue 14 item 5)
+//                                              --ipc-->  pe_ipc   (send/recv)
 //  pe_cpu.data, pe_dma.mem, pe_ipc.mem, every engine's data --> pe_bus --> pe_tcm.sram  [0, tcm.size_bytes)
 //                                                                     --> mem          (everything else)
 //  ipc (the PE's IPC window) --> pe_ipc.msg
 //
-// The front door (issue 13): `regs` is PE_REGS's register block
+// The front door: `regs` is PE_REGS's register block
 // (models/pe/register_map.h), `irq` its interrupt.
 //
 //  VP CPU --regs--> pe_regs --queue--> pe_scheduler.in   (descriptors a VP writes)
@@ -55,7 +55,7 @@ class Pe : public sc_core::sc_module {
   tlm::tlm_initiator_socket<32> mem;  // to the interconnect: HBM and beyond
   RegsSocket regs;                    // the register block (PE_REGS, register_map.h); may stay unbound
   IrqPort irq;                        // high while IRQ_STATUS & IRQ_ENABLE != 0; may stay unbound
-  // The IPC receive window (PE_IPC, issue 14 item 5): the top routes
+  // The IPC receive window (PE_IPC): the top routes
   // ipc_window(index()) here; may stay unbound (a PE alone sends nothing).
   RegsSocket ipc;
 
@@ -70,7 +70,7 @@ class Pe : public sc_core::sc_module {
   OpLog& op_log() { return log_; }
   TensorTable& tensors() { return table_; }
   uint64_t tcm_data_bytes() const { return pe_tcm.stored_bytes(); }  // data mode's TCM allocation
-  // A kernel a DOORBELL write can launch: returns its index (issue 13 item 4b).
+  // A kernel a DOORBELL write can launch: returns its index.
   uint32_t register_kernel(const std::string& name, Kernel kernel) {
     return pe_regs.register_kernel(name, std::move(kernel));
   }

@@ -1,4 +1,4 @@
-// Where a PE sits in its top (issue 14 item 4): what an SPMD kernel learns
+// Where a PE sits in its top: what an SPMD kernel learns
 // through tl (cube id, PE id, mesh shape, PEs per cube). A single-PE top is
 // a 1 x 1 mesh of one 1-PE cube.
 #pragma once

@@ -1,5 +1,5 @@
 // The register map of a PE's `regs` target socket: the front door a VP's
-// own CPU or driver uses (issue 13 item 3). Plain C++, no SystemC, so a
+// own CPU or driver uses. Plain C++, no SystemC, so a
 // driver can include it. Offsets are relative to the socket (a VP's bus maps
 // the block wherever it likes); every value is little-endian.
 //
@@ -45,7 +45,7 @@ constexpr uint64_t kIrqStatus = 0x0124;
 constexpr uint64_t kDoorbell = 0x0130;
 constexpr uint64_t kKernels = 0x0134;
 
-// The tensor descriptor table (issue 13 item 1): kTensorTableEntries
+// The tensor descriptor table: kTensorTableEntries
 // entries of kTensorDescBytes; handle = kTensorTable + kTensorDescBytes x i.
 constexpr uint64_t kTensorTable = 0x10000;
 constexpr uint64_t kTensorDescBytes = 64;
@@ -62,7 +62,7 @@ enum class ErrorCode : uint32_t {
   kUnknownType = 1,     // the descriptor's type byte names no command
   kBadLength = 2,       // the write's length is not the descriptor's logical_bytes
   kBadHandle = 3,       // a handle names no tensor descriptor in the table
-  kCompositeCap = 4,    // a composite over the ADR-0064 D7 cap
+  kCompositeCap = 4,    // a composite over the docs/cost-model.md D7 cap
   kMalformed = 5,       // any other field that does not decode
   kInvalidCommand = 6,  // decoded, but its tensors do not fit it (shape, space, dtype)
   kBadTensor = 7,       // a tensor descriptor written to the table is not valid

@@ -198,7 +198,7 @@ Handle TensorTable::declare_at(const std::string& name, MemSpace space,
   validate_tensor(d);
   // Keep the bump allocators past anything declared explicitly (replay), as
   // a single PE always did; a tensor in another slice also moves that
-  // slice's allocator if tl.hbm_on has used it (issue 14 item 4).
+  // slice's allocator if tl.hbm_on has used it.
   uint64_t& next = space == MemSpace::kTcm ? tcm_next_ : hbm_next_;
   next = std::max(next, align_up(d.span_end()));
   if (space == MemSpace::kHbm) {
@@ -246,8 +246,9 @@ Handle TensorTable::view(Handle base, int64_t row0, int64_t nrows,
   }
   // b's fields are read before the slot is written (the slot may hold `b`
   // itself, the oldest live view). The slot is written field by field, with
-  // no TensorDesc or string built and copied (issue 16 item 1); the binding
-  // names every field, so a new one fails to compile here until it is set.
+  // no TensorDesc or string built and copied (kernels make views per tile);
+  // the binding names every field, so a new one fails to compile here until
+  // it is set.
   const MemSpace b_space = b.space;
   const Dtype b_dtype = b.dtype;
   const int64_t b_stride = b.row_stride;

@@ -1,8 +1,9 @@
 // The PE's tensor descriptor table. A Handle is an 8-byte reference into it
-// (ADR-0064 D2: "address only - shape/dtype assumed in descriptor table");
-// the descriptor holds the memory space, byte address, shape, strides and
-// dtype. Views (row/column slices) get their own descriptor over the same
-// bytes, so the hazard scoreboard compares address ranges, not handles.
+// (docs/cost-model.md D2: "address only - shape/dtype assumed in descriptor
+// table"); the descriptor holds the memory space, byte address, shape,
+// strides and dtype. Views (row/column slices) get their own descriptor over
+// the same bytes, so the hazard scoreboard compares address ranges, not
+// handles.
 #pragma once
 
 #include <cstdint>
@@ -77,7 +78,7 @@ struct TensorDesc {
 constexpr Handle kViewHandleBit = Handle(1) << 62;
 constexpr uint64_t kViewCapacity = 1 << 16;
 
-// The handle scheme (issue 13 item 1). A handle is one of:
+// The handle scheme. A handle is one of:
 // - a table handle, written by a VP's driver: the offset of an entry of the
 //   tensor table, regs::kTensorTable + kTensorDescBytes x i (register_map.h);
 // - a declared handle (tl.declare, replay): kDeclaredHandleBit | n, n = 1, 2, ...;
@@ -113,10 +114,9 @@ class TensorTable {
   // full or the shape is not positive.
   Handle declare(const std::string& name, MemSpace space, int64_t rows,
                  int64_t cols, Dtype dtype);
-  // A new HBM tensor in global PE `slice`'s HBM slice (tl.hbm_on; issue 14
-  // item 4): one bump allocator per slice, from hbm_alloc_base(slice); the
-  // table's own slice is declare()'s. Throws KernelError when the tensor
-  // does not fit in the slice.
+  // A new HBM tensor in global PE `slice`'s HBM slice (tl.hbm_on): one bump
+  // allocator per slice, from hbm_alloc_base(slice); the table's own slice is
+  // declare()'s. Throws KernelError when the tensor does not fit in the slice.
   Handle declare_in_slice(uint32_t slice, const std::string& name, int64_t rows, int64_t cols, Dtype dtype);
   // Declares a tensor at a given address, as a recorded stream does. The
   // descriptor is validated first (validate_tensor).
@@ -124,8 +124,8 @@ class TensorTable {
                     int64_t cols, Dtype dtype, uint64_t address,
                     int64_t row_stride);
   // The one check every descriptor passes before it enters the table, from
-  // a live kernel (declare) or a replayed stream (declare_at) alike (issue
-  // 11): positive shape, row stride >= cols, an address aligned to the
+  // a live kernel (declare) or a replayed stream (declare_at) alike:
+  // positive shape, row stride >= cols, an address aligned to the
   // dtype, a span of at most 2^63 - 1 elements whose bytes are computed
   // without overflow and do not wrap past 2^64, and the whole span inside
   // its memory space (TCM: [0, pe.attrs.tcm.size_bytes); HBM: from
@@ -135,11 +135,11 @@ class TensorTable {
   uint64_t tcm_size() const { return tcm_size_; }
   // rows [row0, row0+nrows) x cols [col0, col0+ncols) of `base`.
   // Kernels make views per tile: a string_view, so an unnamed view builds
-  // no string (issue 16 item 1).
+  // no string.
   Handle view(Handle base, int64_t row0, int64_t nrows, int64_t col0,
               int64_t ncols, std::string_view name = {});
 
-  // The driver's part of the table (issue 13 item 1): puts `d` in the entry
+  // The driver's part of the table: puts `d` in the entry
   // of table handle `h` (is_table_handle), replacing what was there. `d` is
   // validated first (validate_tensor); KernelError for a bad handle or
   // tensor, and the entry is left as it was.

@@ -46,7 +46,7 @@ Tensor Tl::view(const Tensor& t, int64_t row0, int64_t nrows, int64_t col0, int6
 
 namespace {
 // The command to build in `cmd` (TlTarget::next_command()): the alternative
-// already there is reused, its fields all set by the caller (issue 16 item 1).
+// already there is reused, its fields all set by the caller (once per command).
 template <class T>
 T& build(Command& cmd) {
   if (T* c = std::get_if<T>(&cmd)) return *c;
@@ -234,7 +234,7 @@ void Tl::cycles(uint64_t n) { cpu_.dispatch(CpuOverheadCmd{n}); }
 
 void Tl::wait() { cpu_.kernel_wait(); }
 
-// issue 14 items 4 and 5.
+// Cubes and meshes: another PE's HBM slice, messages between PEs.
 Tensor Tl::hbm_on(uint32_t owner, const std::string& name, int64_t rows, int64_t cols, Dtype dtype) {
   return tensor(in_kernel(kernel_name_, [&] { return cpu_.declare_on(owner, name, rows, cols, dtype); }));
 }

@@ -1,7 +1,8 @@
 // tl: the PE's programming interface, over the dispatch interface TlTarget
 // (tl_target.h; PE_CPU implements it). Kernels include only this header.
 // Every call that reaches PE_SCHEDULER becomes one PE command and pays the
-// ADR-0064 dispatch cost on PE_CPU; tl.cycles(n) costs exactly n cycles (D5).
+// dispatch cost of docs/cost-model.md on PE_CPU; tl.cycles(n) costs exactly
+// n cycles (D5).
 #pragma once
 
 #include <cstdint>
@@ -31,18 +32,18 @@ struct DotOptions {
 };
 
 // OpSpec builders for tl.composite. A GEMM op carries m, k, n (and
-// transpose_b / accumulate only when set) as typed extras (ADR-0064 D2/D3);
-// math ops name their operands src_a, src_b.
+// transpose_b / accumulate only when set) as typed extras
+// (docs/cost-model.md D2/D3); math ops name their operands src_a, src_b.
 OpSpec gemm_op(OpScope scope, const Tensor& out, const Tensor& a, const Tensor& b,
                DotOptions opt = {});
 OpSpec math_op(MathOp op, OpScope scope, const Tensor& out,
                std::initializer_list<Tensor> operands, Extras extra = {});
 
-// The same ops typed (STYLE.md 13: no text on the way to PE_SCHEDULER; a
-// composite of them is CompositeCmd::built_typed and stands for the
-// OpSpecs above, to_spec). `attr`: scale's factor or fill's value, unused
-// by other math ops. A math op given the wrong number of operands throws
-// KernelError at once.
+// The same ops typed (docs/conventions.md 13: no text on the way to
+// PE_SCHEDULER; a composite of them is CompositeCmd::built_typed and stands
+// for the OpSpecs above, to_spec). `attr`: scale's factor or fill's value,
+// unused by other math ops. A math op given the wrong number of operands
+// throws KernelError at once.
 TypedOp typed_gemm_op(OpScope scope, const Tensor& out, const Tensor& a, const Tensor& b,
                       DotOptions opt = {});
 TypedOp typed_math_op(MathOp op, OpScope scope, const Tensor& out,
@@ -59,14 +60,14 @@ class Tl {
   Tensor view(const Tensor& t, int64_t row0, int64_t nrows, int64_t col0 = 0,
               int64_t ncols = -1);
   Tensor rows(const Tensor& t, int64_t row0, int64_t nrows) { return view(t, row0, nrows); }
-  // In global PE `owner`'s HBM slice (a cube or mesh; issue 14 item 4).
+  // In global PE `owner`'s HBM slice (a cube or mesh).
   // Each PE allocates in a slice from the slice's start, so PEs that
   // declare the same tensors in a slice in the same order share them (SPMD
   // buffers), and the owner's own tl.hbm tensors start there too: a kernel
   // that places into another PE's slice shares those addresses with it.
   Tensor hbm_on(uint32_t owner, const std::string& name, int64_t rows, int64_t cols, Dtype dtype);
 
-  // --- SPMD (issue 14 item 4): where this PE sits. Global PE numbers are
+  // --- SPMD: where this PE sits. Global PE numbers are
   // cube * pes_per_cube + pe; cubes are row-major (y * mesh_w + x). A
   // single-PE top is a 1 x 1 mesh of one 1-PE cube.
   const PePlace& place() const { return cpu_.place(); }
@@ -79,7 +80,7 @@ class Tl {
   uint32_t num_cubes() const { return place().cubes(); }
   uint32_t num_pes() const { return place().pes(); }
 
-  // --- single-op commands (ADR-0064 D8 FIXED)
+  // --- single-op commands (docs/cost-model.md D8 FIXED)
   void load(const Tensor& dst_tcm, const Tensor& src_hbm);   // DmaReadCmd
   void store(const Tensor& dst_hbm, const Tensor& src_tcm);  // DmaWriteCmd
   void copy(const Tensor& dst, const Tensor& src);           // CopyCmd
@@ -105,14 +106,14 @@ class Tl {
   void rowmax(const Tensor& out, const Tensor& a) { math(MathOp::kRowMax, out, {a}); }
   void rowsum(const Tensor& out, const Tensor& a) { math(MathOp::kRowSum, out, {a}); }
 
-  // --- IPC (issue 14 item 5): single-op commands (ADR-0064 D8 FIXED) on
+  // --- IPC: single-op commands (docs/cost-model.md D8 FIXED) on
   // PE_IPC. send moves src's bytes into global PE dst_pe's IPC receive
   // queue; recv completes once the oldest message from global PE src_pe
   // has arrived, and leaves it in dst (same byte count).
   void send(const Tensor& src, uint32_t dst_pe);  // SendCmd
   void recv(const Tensor& dst, uint32_t src_pe);  // RecvCmd
 
-  // --- composite (ADR-0064 D1, D7: over the cap throws at emit time)
+  // --- composite (docs/cost-model.md D1, D7: over the cap throws at emit time)
   // One CompositeCmd: PE_SCHEDULER expands it into its tile plan. rw_handles
   // are read and written (hazards) and counted in logical_bytes.
   void composite(const std::string& name, std::vector<OpSpec> ops,

@@ -1,6 +1,6 @@
 // TlTarget: what the tl layer needs from the PE (PE_CPU implements it).
 // tl.h depends on this interface only, so kernels see the PE's programming
-// interface and nothing of its modules (issue 12 item 6).
+// interface and nothing of its modules (the layering, tests/layering).
 #pragma once
 
 #include <cstdint>
@@ -28,7 +28,7 @@ struct DispatchTotals {
 
 // A command that failed while the simulation ran it (a time or cycle count
 // past 64 bits, an engine's error): raised in the kernel thread at the point
-// where it waits, so the launch fails like any kernel error (issue 11).
+// where it waits, so the launch fails like any kernel error.
 // cmd_id names the command (0 for tl.cycles(n)); ticket counts every item
 // dispatched (commands and tl.cycles), so replay can name the stream line.
 struct CommandFault : KernelError {
@@ -43,11 +43,11 @@ class TlTarget {
   virtual ~TlTarget() = default;
 
   // The one dispatch path, shared by tl (live) and replay: validates and
-  // costs the command (ADR-0064), then queues it; the PE spends the cost in
-  // simulated time and writes the descriptor.
+  // costs the command (docs/cost-model.md), then queues it; the PE spends the
+  // cost in simulated time and writes the descriptor.
   virtual void dispatch(Command&& c) = 0;
-  // The same, for a command built in place (issue 16 item 1: no Command
-  // moved per dispatch): next_command() is where to build it (PE_CPU's
+  // The same, for a command built in place (no Command moved per
+  // dispatch): next_command() is where to build it (PE_CPU's
   // free run-ahead slot, holding whatever command was there before);
   // dispatch_next() then dispatches it as dispatch() would. Nothing else of
   // the target may be called in between.
@@ -63,7 +63,7 @@ class TlTarget {
   // Descriptor-table entries (no command, no time). Throw KernelError.
   virtual Handle declare(const std::string& name, MemSpace space, int64_t rows, int64_t cols,
                          Dtype dtype) = 0;
-  // A tensor in global PE `owner`'s HBM slice (issue 14 item 4).
+  // A tensor in global PE `owner`'s HBM slice.
   virtual Handle declare_on(uint32_t owner, const std::string& name, int64_t rows, int64_t cols,
                             Dtype dtype) = 0;
   virtual Handle view(Handle base, int64_t row0, int64_t nrows, int64_t col0, int64_t ncols) = 0;
@@ -78,7 +78,7 @@ class TlTarget {
   virtual std::vector<float> host_read(Handle h) = 0;
 
   virtual DispatchTotals dispatch_totals() const = 0;
-  // Where the PE sits in its top (SPMD kernels, issue 14 item 4).
+  // Where the PE sits in its top (SPMD kernels).
   virtual const PePlace& place() const = 0;
   // A figure the kernel reports about itself (in the launch's result).
   virtual void add_metric(const std::string& name, double value) = 0;

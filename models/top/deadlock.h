@@ -1,4 +1,4 @@
-// The deadlock diagnostic (issue 14 item 7): when sc_start() returns with
+// The deadlock diagnostic: when sc_start() returns with
 // launches unfinished (no event is left: every launched PE is blocked and
 // nothing is in flight), what each blocked PE waits for. The runner prints
 // it and exits with status 1.

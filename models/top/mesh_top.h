@@ -1,4 +1,4 @@
-// The mesh top (issue 14 items 1-2), built in loops (STYLE.md 12): h x w
+// The mesh top, built in loops (docs/conventions.md 12): h x w
 // cubes (models/cube/cube.h) of topology.cube.pes PEs each, one mesh router
 // per cube (XY routing, models/mesh/mesh_router.h), and two UcieLinks per
 // pair of neighbouring cubes, one per direction (models/mesh/ucie_link.h).

@@ -8,7 +8,7 @@ namespace kb {
 
 namespace {
 
-// PE i's IPC window (issue 14 item 5), then the HBM.
+// PE i's IPC window, then the HBM.
 std::vector<Router::Region> top_map(uint32_t pes) {
   std::vector<Router::Region> map;
   for (uint32_t i = 0; i < pes; ++i) {

@@ -1,6 +1,6 @@
-// A top built in a loop (STYLE.md 12): N PEs behind one interconnect to one
-// HBM. With N = 1 it is the single-PE top every run uses; a cube (N PEs
-// and HBM slices) grows from it.
+// A top built in a loop (docs/conventions.md 12): N PEs behind one
+// interconnect to one HBM. With N = 1 it is the single-PE top every run uses;
+// a cube (N PEs and HBM slices) grows from it.
 //
 //   pe[i].mem --> interconnect --hbm--> hbm        [kHbmBase, 2^64)
 //                              --ipc_j--> pe[j].ipc [ipc_window(j), +kIpcWindowStride)
@@ -24,7 +24,7 @@
 namespace kb {
 
 // What a VCD traces of `pe`, under the scope of its hierarchical name
-// (vcd_trace.h; issue 13 item 7).
+// (vcd_trace.h).
 PeSignals pe_signals(const Pe& pe);
 
 class PeTop {

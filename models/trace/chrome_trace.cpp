@@ -98,7 +98,7 @@ constexpr bool plain8(uint64_t x) {
 static_assert(plain8(0x4142434445464748ull) && !plain8(0x4142432245464748ull) && !plain8(0x41425c4445464748ull) &&
               !plain8(0x4142431f45464748ull) && !plain8(0x41428044454647ffull) && plain8(0x7e7e7e7e7e7e7e7eull));
 
-// Writes into room reserved in ChromeTrace's buffer (issue 16 item 3: no
+// Writes into room reserved in ChromeTrace's buffer (no
 // std::string appends, no strlen of literals, no temporaries).
 struct Out {
   char* p;
@@ -308,7 +308,7 @@ ChromeTrace::ChromeTrace(std::ostream& out, TraceWindow window) : out_(out), win
   o.lit("{\"otherData\":{\"generator\":\"kernbench-sc\",\"schema_version\":");
   o.i64(kSchemaVersion);
   o.lit(",\"time_unit\":\"ts and dur in microseconds; args.start_ps / end_ps exact picoseconds\"");
-  if (!window_.whole()) {  // issue 16 item 3
+  if (!window_.whole()) {  // TraceWindow: a partial trace says which span
     o.lit(",\"trace_window\":{\"start_ps\":");
     o.u64(window_.start_ps);
     o.lit(",\"end_ps\":");
@@ -320,7 +320,7 @@ ChromeTrace::ChromeTrace(std::ostream& out, TraceWindow window) : out_(out), win
 }
 
 void ChromeTrace::check_new_process_name(const std::string& name) const {
-  // issue 13 item 7: a viewer merges processes of one name.
+  // A viewer merges processes of one name.
   if (name.empty()) throw std::logic_error("ChromeTrace: a process needs a name (the PE's name())");
   for (const auto& p : processes_) {
     if (p->name() == name) throw std::logic_error("ChromeTrace: two processes named '" + name + "'");
@@ -577,7 +577,7 @@ void TraceProcess::record(const OpRecord& r) {
     default: o.lit(",\"cat\":\"cmd"); break;  // must equal the flows' category (flows bind by it)
   }
   o.lit("\",\"name\":\"");  // trace_slice_name(r), without a temporary string
-  // Each part is escaped once; args copy it (issue 16 item 3).
+  // Each part is escaped once; args copy it.
   const char* const cmd_type_text = o.p;
   o.str_body(cmd_type, cmd_type_len);
   const char* const kind_text = o.p;
@@ -641,7 +641,7 @@ void TraceProcess::record(const OpRecord& r) {
   o.lit("}}");
   if (flow_id) {
     // The two flow events differ in ph, tid and ts: the rest is written
-    // once and copied; cmd_id and ts are the slices' text (issue 16 item 3).
+    // once and copied; cmd_id and ts are the slices' text.
     o.lit(",\n{\"ph\":\"s\",\"pid\":");
     o.i64(pid_);
     o.lit(",\"tid\":");

@@ -1,7 +1,7 @@
 // The op log as a Chrome / Perfetto trace (the JSON "Trace Event Format"),
 // written to a stream as the run goes: memory does not grow with the run.
 //
-// - One process per PE (issue 13 item 7): add_process() gives pid 1, 2, ...
+// - One process per PE: add_process() gives pid 1, 2, ...
 //   in call order, with a process_name metadata event carrying the PE's
 //   hierarchical name (a single-PE run: pid 1, "pe"). Several PEs of one
 //   simulation trace into one file this way. Each process has one thread
@@ -24,7 +24,7 @@
 //   past it (back to back: 0.085 + 0.06 = 0.14500000000000002 > 0.145): then
 //   ts is that sum (about 1e-18 s later), so slices never overlap once parsed.
 //   No "displayTimeUnit": Perfetto would read every ts as nanoseconds.
-// - Track processes (issue 14 item 8): add_track_process(name, tracks)
+// - Track processes: add_track_process(name, tracks)
 //   gives a process of caller-named thread tracks (tid = track index + 1,
 //   sorted in that order), e.g. a mesh run's "links" process after its PEs'
 //   processes, one track per link direction ("link.c0-c1"). Its slices are
@@ -42,7 +42,7 @@
 //   has the ts, pid, tid and cat of the slice it binds to, as the Chrome
 //   DevTools trace engine binds flows. Zero-length slices are not linked.
 //   Flow ids count over the whole file, so no two processes share one.
-// - A window (issue 16 item 3, TraceWindow): only the events overlapping
+// - A window (TraceWindow): only the events overlapping
 //   [start_ps, end_ps) of simulated time are written, kept whole (not
 //   clipped: args keep the exact start_ps / end_ps, and each event is the
 //   whole trace's, byte for byte: same ts, same flow ids). A slice [s, e)
@@ -72,7 +72,7 @@ struct TraceSpan {
   uint64_t start_ps = 0, end_ps = 0;
 };
 
-// The span of simulated time a trace keeps (issue 16 item 3); the default
+// The span of simulated time a trace keeps; the default
 // keeps everything.
 struct TraceWindow {
   uint64_t start_ps = 0;
@@ -164,8 +164,8 @@ class TraceProcess {
     uint64_t start_ps;
     bool exact;  // ts == us(start_ps)
     bool kept;
-    // The ts as written in the slice, for its flows (issue 16 item 3: not
-    // formatted twice); 0: not kept, or longer than text.
+    // The ts as written in the slice, for its flows (not formatted
+    // twice); 0: not kept, or longer than text.
     uint8_t text_len;
     char text[31];
   };
@@ -242,8 +242,8 @@ class ChromeTrace {
  private:
   friend class TraceProcess;
   friend class TraceTrackProcess;
-  // Events are written in place into buf_ (issue 16 item 3: the trace's
-  // cost): room(n) gives n free bytes, done() takes what was written.
+  // Events are written in place into buf_ (for the trace's speed):
+  // room(n) gives n free bytes, done() takes what was written.
   char* room(size_t n);
   void done(char* end) { len_ = size_t(end - buf_.get()); }
   // The separator before an event, and room for n more bytes.

@@ -1,4 +1,4 @@
-// The PE's components and engines, in one table (issue 12 item 5): the op
+// The PE's components and engines, in one table: the op
 // log, statistics, the VCD, the Chrome trace, the report and the benches loop
 // over it, and PE_SCHEDULER indexes its engines by Engine. Adding an engine
 // adds a Component, an Engine and one row to each table below.
@@ -27,7 +27,7 @@ struct ComponentInfo {
   // track); PE_SCHEDULER has none: it is traced as its queue occupancy.
   bool busy;
   // Listed (statistics, reports, result JSON, Chrome trace, VCD, benches)
-  // only where it ran a stage: PE_IPC (issue 14 item 5), so single-PE
+  // only where it ran a stage: PE_IPC, so single-PE
   // outputs stay byte-identical.
   bool optional;
 };

@@ -4,13 +4,12 @@
 //
 // CounterHistory is told every value the counter takes, as it takes it
 // (PE_SCHEDULER calls it where its occupancy changes: no signal, no
-// process, so a trace costs no SystemC activation per change; issue 16
-// item 3). Several values at one time step keep the last; a value equal to
-// the last final one is no change. The history is a step function of
-// simulated time, first sample (0, initial value). A sample is final once
-// simulated time moves past it (or at flush()); final samples go to the
-// sink as they come (a trace written as the run goes) and, when kept, to
-// samples().
+// process, so a trace costs no SystemC activation per change). Several
+// values at one time step keep the last; a value equal to the last final
+// one is no change. The history is a step function of simulated time, first
+// sample (0, initial value). A sample is final once simulated time moves
+// past it (or at flush()); final samples go to the sink as they come (a
+// trace written as the run goes) and, when kept, to samples().
 //
 // CounterProbe is the same history of a uint32_t signal, for an observer
 // outside the model (a VP, a test): an SC_METHOD sensitive to the signal's

@@ -2,7 +2,7 @@
 // per engine stage. Deterministic: identical inputs give identical records,
 // and the CSV form is byte-identical (times are integer picoseconds).
 //
-// Order (issue 12 item 7): records arrive as they end, so end_ps never
+// Order: records arrive as they end, so end_ps never
 // decreases (checked: a record ending earlier than one already added is a
 // modelling error, std::logic_error). Records ending at the same ps are
 // held until time moves on (or flush()) and then passed on in the canonical
@@ -47,7 +47,7 @@ enum class RecordKind : uint8_t {
   kStore,      // engine -> TCM (composite tile plan)
   kGemm,
   kMath,
-  kSend,  // PE_IPC: a message out (issue 14 item 5)
+  kSend,  // PE_IPC: a message out
   kRecv,  // PE_IPC: a message taken from the receive queue
 };
 // SEND and RECV: listed in statistics only when a run has one.
@@ -156,7 +156,7 @@ class OpLog {
   void close();
 
  private:
-  // Hot first (issue 16 item 2): account() runs per stage on every PE of a
+  // Hot first: account() runs per stage on every PE of a
   // mesh, whose PEs evict each other's lines; the flag and the total count
   // sit together and a component's totals are one 32-byte block, so an
   // account() touches about two lines, not five.

@@ -149,7 +149,7 @@ RunStats run_stats_from_json(const nlohmann::json& j);
 WindowStats window_from_json(const nlohmann::json& j);
 
 // Writing a JSON document with an element per launch without holding it in
-// memory (issue 11: 100 k launches made documents of gigabytes).
+// memory (100 k launches make documents of gigabytes).
 // An array written element by element: element(i) for i < size.
 struct StreamedArray {
   size_t size = 0;

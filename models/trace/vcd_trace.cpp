@@ -68,7 +68,7 @@ void check_vcd_complete(const std::string& written, uint64_t end_ps, const std::
 }
 
 PeVcdTrace::PeVcdTrace(const std::vector<PeSignals>& pes, const std::string& path) {
-  // Checked before any file is opened. issue 13 item 7: one scope per PE.
+  // Checked before any file is opened: one scope per PE.
   if (pes.empty()) throw std::logic_error("VCD '" + path + "': no PE to trace");
   for (size_t i = 0; i < pes.size(); ++i) {
     if (pes[i].scope.empty()) throw std::logic_error("VCD '" + path + "': a PE without a scope name");

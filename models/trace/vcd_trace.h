@@ -1,6 +1,6 @@
 // VCD waveforms of one or several PEs (readable in GTKWave) through
 // sc_trace on the observer signals the modules already drive. Each PE's
-// signals are under a scope of its hierarchical name (issue 13 item 7): its
+// signals are under a scope of its hierarchical name: its
 // name()'s dots are nested scopes ("pe", or "pe_0" and "pe_1" of a PeTop of
 // two, or "top.cluster.pe_3"), below SystemC's top scope "SystemC":
 //

@@ -1,5 +1,5 @@
 // Checked arithmetic for sizes, spans and cycle counts computed from user
-// input (issue 11: overflow is an error, never a silently wrong figure).
+// input: overflow is an error, never a silently wrong figure.
 #pragma once
 
 #include <cmath>
@@ -42,7 +42,7 @@ inline std::optional<uint64_t> to_u64(double x) {
 
 // ceil(x) as uint64_t, or nullopt (see to_u64). Below 2^53 a cast and a
 // compare give the same whole number without a libm call: the dispatch cost
-// and every transfer's cycles come through here (issue 16 item 1).
+// and every transfer's cycles come through here.
 inline std::optional<uint64_t> ceil_to_u64(double x) {
   if (x >= 0.0 && x < 9007199254740992.0) {  // 2^53: every double below it casts exactly
     const uint64_t floor = uint64_t(x);

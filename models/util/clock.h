@@ -1,8 +1,8 @@
 // The PE clock: costs live in cycles; this turns them into sc_time. Every
 // module asks the PE's clock (pe.attrs.clock_freq_ghz) and none duplicates it
-// (STYLE.md 3, ADR-0064 D3).
+// (docs/conventions.md 3, docs/cost-model.md D3).
 //
-// Time is kept exactly (issue 11). Edge N of the clock (cycles counted from
+// Time is kept exactly. Edge N of the clock (cycles counted from
 // time 0) is at
 //     edge_ps(N) = round(N x 1000 / f) ps, halves rounded up,
 // computed in integers, with f taken as the decimal it is written as (the
@@ -21,7 +21,7 @@
 // ticks of the SystemC time resolution: 2^64 - 1 ps (about 213 days) at
 // 1 ps, (2^64 - 1) / 1000 ps (about 5 hours) at 1 fs.
 //
-// Time does not depend on the simulator's resolution (issue 12): every
+// Time does not depend on the simulator's resolution: every
 // conversion between sc_time and ps goes through ps_of() and from_ps()
 // (models/util/sim_time.h). A resolution coarser than 1 ps cannot hold the
 // model's edges: building a Clock then throws std::invalid_argument.

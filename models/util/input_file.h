@@ -1,5 +1,5 @@
 // Untrusted input files (config YAML, command streams): bounded, regular,
-// text. Issue 11: a device, a FIFO, a directory or an endless file is a clear
+// text: a device, a FIFO, a directory or an endless file is a clear
 // error, never a hang or unbounded memory.
 #pragma once
 

@@ -1,5 +1,5 @@
 // The canonical order of same-time work across the PEs of a simulation
-// (issue 16; README, "Same-instant order").
+// (README, "Same-instant order").
 //
 // SystemC runs the processes of one delta cycle in an order the standard
 // leaves open (Debian's kernel: its timed-queue heap and the order of
@@ -30,7 +30,7 @@
 // ahead at an instant that woke one. So every process outside the calendar
 // runs at the time it would have, after the same calendar work, and the op
 // log is the same byte for byte; what goes is one SystemC activation per
-// instant (issue 16 item 1). Only for sc_start() without a time limit (the
+// instant. Only for sc_start() without a time limit (the
 // calendar cannot see one), not with a checker or probe that reads
 // sc_time_stamp() inside a PE's transactions (it sees SystemC's time, not
 // the instant's; so does an SC_REPORT's time stamp), and not with a target

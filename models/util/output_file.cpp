@@ -55,7 +55,7 @@ void unregister_pending(const std::string& p) {
 
 // A streambuf over a file descriptor that remembers its first error.
 //
-// issue 16 item 3: a regular file's bytes are written by a background
+// A regular file's bytes are written by a background
 // thread, so that the simulating thread only formats (writing a 125 MB
 // trace, page cache and disk, cost ~1.4x the run's wall time). The owner
 // fills one of kSlots buffers and hands a full one to the writer, which
@@ -347,12 +347,12 @@ void OutputFile::Buf::join_locked(bool discard) {
 }
 
 // A regular file's pages go to the disk as the run goes, not all in
-// commit()'s fsync (issue 16 item 3): this slot's writeback is started, and
+// commit()'s fsync: this slot's writeback is started, and
 // every kSyncBytes the file is made durable with fdatasync, on the writer
 // thread while the owner formats. sync_file_range alone is not enough: it
 // leaves the pages in a disk's (or a virtual disk's host's) write cache,
-// and flushing 125 MB of it in the final fsync measured 0.09 s against a
-// 0.085 s run. A writeback or sync error is the file's error (consumed
+// and flushing a large trace from it in the final fsync can take as long
+// as the run. A writeback or sync error is the file's error (consumed
 // here: fsync would not see it again).
 int OutputFile::Buf::write_back(size_t len) {
   const off_t off = written_;

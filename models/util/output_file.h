@@ -1,4 +1,4 @@
-// Output files that never destroy anything and never lie (issue 11).
+// Output files that never destroy anything and never lie.
 //
 // A regular file (or a new name) is written to a temporary file in the same
 // folder and renamed into place by commit(), so an interrupted or failed run
@@ -12,7 +12,7 @@
 // OutputError naming the path and the OS error.
 //
 // A regular file's bytes are written by a background thread while the
-// caller formats the next ones (issue 16 item 3): the same bytes, and a
+// caller formats the next ones: the same bytes, and a
 // failed write is seen at a later write, flush() or commit(). The thread
 // starts once more than a buffer (1 MiB) is written; commit(), the
 // destructor and every fork() (which first waits for its writes) join it.

@@ -1,6 +1,6 @@
 // overloaded{lambdas...}: one visitor from lambdas for std::visit. Give one
 // lambda per alternative (no `auto` catch-all) and a new alternative fails
-// to compile until every visit handles it (issue 12 item 5).
+// to compile until every visit handles it.
 #pragma once
 
 namespace kb {

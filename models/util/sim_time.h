@@ -1,5 +1,5 @@
-// Simulated time in picoseconds, whatever the SystemC time resolution
-// (issue 12): every conversion between sc_time and ps in the model goes
+// Simulated time in picoseconds, whatever the SystemC time resolution:
+// every conversion between sc_time and ps in the model goes
 // through ps_of() and from_ps(), never through sc_time::value() directly.
 // They are exact integer arithmetic with the number of resolution ticks in
 // sc_time(1, SC_PS), taken once (a double would lose exactness past 2^53

@@ -1,4 +1,4 @@
-// libFuzzer harness: the two text parsers added for issue 16, both fed
+// libFuzzer harness: the sweep and trace-window text parsers, both fed
 // untrusted text: a sweep point file for `kernbench sweep --collect`
 // (kb::parse_sweep_point, tb/sweep_jobs.h) and a `--trace-window
 // START:END` value (kb::parse_trace_window, models/trace/chrome_trace.h).

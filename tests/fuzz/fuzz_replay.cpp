@@ -26,8 +26,8 @@
 // with a message. Findings (the parent aborts, libFuzzer keeps the input):
 // the child crashes or a sanitizer reports (the child's stderr has the
 // report), a SystemC error report escapes the simulation (a modelling bug,
-// STYLE.md 5), the simulation stops early without having finished or failed
-// every launch (a deadlock), the child runs longer than
+// docs/conventions.md 5), the simulation stops early without having finished
+// or failed every launch (a deadlock), the child runs longer than
 // KB_FUZZ_CHILD_SECONDS (default 8) or grows past KB_FUZZ_CHILD_RSS_MB of
 // resident memory (default 2048). Leaks are not checked in the child: a
 // leak check there (__lsan_do_recoverable_leak_check) does not scan the

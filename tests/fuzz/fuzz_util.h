@@ -1,4 +1,4 @@
-// Shared by the libFuzzer harnesses of tests/fuzz (issue 11, item 6): a
+// Shared by the libFuzzer harnesses of tests/fuzz: a
 // private temporary file that each input is written to, for loaders that
 // take a path, and the abort that turns a broken invariant into a finding.
 #pragma once

@@ -1,4 +1,4 @@
-// A test initiator for the PE's `regs` socket (issue 13): a VP's CPU in
+// A test initiator for the PE's `regs` socket: a VP's CPU in
 // miniature. Its thread runs `body`; accesses are b_transport from it.
 #pragma once
 

@@ -1,6 +1,7 @@
-// ADR-0064 Test Requirements checked on the running model: #1 formula
-// preservation, #3 YAML override, #4 tl.cycles bypass, #5 no double count,
-// #6 determinism. Written against the formula, not against default numbers.
+// docs/cost-model.md test requirements checked on the running model: TR1
+// formula preservation, TR3 YAML override, TR4 tl.cycles bypass, TR5 no
+// double count, TR6 determinism. Written against the formula, not against
+// default numbers.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -24,7 +25,7 @@ const char* name(Kind k) {
   const char* n[] = {"DmaRead", "DmaWrite", "Gemm", "Math", "Copy"};
   return n[int(k)];
 }
-// ADR-0064 D2 sizes, counted by hand from the field table.
+// docs/cost-model.md D2 sizes, counted by hand from the field table.
 uint32_t expected_logical_bytes(Kind k) {
   switch (k) {
     case Kind::kGemm: return 4 + 3 * 8 + 3 * 4 + 2;       // 42
@@ -59,7 +60,7 @@ struct FormulaCase {
 
 class FormulaPreservation : public ::testing::TestWithParam<FormulaCase> {};
 
-// TR 1: the recorded dispatch equals FIXED(type) + logical_bytes x R
+// TR1: the recorded dispatch equals FIXED(type) + logical_bytes x R
 // (within one cycle), whatever the tensor size, and takes that many cycles.
 TEST_P(FormulaPreservation, DispatchEqualsFormula) {
   const FormulaCase p = GetParam();
@@ -136,7 +137,7 @@ void expect_every_dispatch_matches(const RunResult& r, const CostModelConfig& cm
   }
 }
 
-// TR 3: a pe_cost_model block in the topology YAML changes the dispatch
+// TR3: a pe_cost_model block in the topology YAML changes the dispatch
 // cost; the formula holds with the override values.
 TEST(YamlOverride, CostModelBlockChangesDispatchAndFormulaHolds) {
   const std::string path = write_temp(
@@ -152,7 +153,7 @@ TEST(YamlOverride, CostModelBlockChangesDispatchAndFormulaHolds) {
   EXPECT_GT(r_over.launches.at(0).dispatch_cycles_charged, r_def.launches.at(0).dispatch_cycles_charged);
 }
 
-// TR 3: without the block, the defaults come back (other blocks may still
+// TR3: without the block, the defaults come back (other blocks may still
 // be overridden).
 TEST(YamlOverride, MissingBlockRecoversDefaults) {
   const std::string path = write_temp("pe:\n  attrs:\n    scheduler:\n      queue_depth: 4\n");
@@ -167,7 +168,7 @@ TEST(YamlOverride, MissingBlockRecoversDefaults) {
   expect_every_dispatch_matches(r, def);
 }
 
-// TR 4: tl.cycles(n) costs exactly n cycles, never n + dispatch.
+// TR4: tl.cycles(n) costs exactly n cycles, never n + dispatch.
 TEST(CyclesBypass, CyclesCostExactlyN) {
   for (uint64_t n : {1u, 7u, 1000u}) {
     PeConfig cfg;
@@ -234,7 +235,7 @@ void mixed_with_composites(Tl& tl) {
 
 bool is_composite(const OpRecord& rec) { return std::string(rec.cmd_type) == "CompositeCmd"; }
 
-// TR 5: dispatch cost is PE_CPU time only; no engine stage changes length
+// TR5: dispatch cost is PE_CPU time only; no engine stage changes length
 // when any cost-model knob changes, composites included, while each knob
 // visibly changes the dispatch it governs.
 TEST(NoDoubleCount, CostModelKnobsLeaveEveryStageDurationIdentical) {
@@ -307,7 +308,7 @@ void odd_shapes(Tl& tl) {
   tl.store(y, a2);       // 7
 }
 
-// TR 5: and each stage lasts exactly its engine formula, worked out here by
+// TR5: and each stage lasts exactly its engine formula, worked out here by
 // hand from the README formulas at the default parameters (not by calling
 // the model's engine_timing functions):
 //   DMA   setup 16 + HBM latency 100 + ceil(bytes / 204.8)
@@ -356,7 +357,7 @@ std::string read_file(const std::string& path) {
   return ss.str();
 }
 
-// TR 6: identical inputs give a byte-identical op log and latency.
+// TR6: identical inputs give a byte-identical op log and latency.
 TEST(Determinism, TwoRunsGiveIdenticalOpLogAndLatency) {
   std::string logs[2];
   uint64_t latency[2];

@@ -1,4 +1,4 @@
-// Collectives (issue 14 item 6): LRAB and ring all-reduce, written with tl
+// Collectives: LRAB and ring all-reduce, written with tl
 // only (kernels/ccl), on meshes of cubes. Each mesh runs in a forked child
 // (tb/mesh_run.h).
 #include <gtest/gtest.h>
@@ -20,7 +20,7 @@ namespace {
 using test::mesh_config;
 
 TEST(AllReduce, RootFormula) {
-  // root = (h // 2) * w + w // 2 (ORIGIN-NOTES "The machine").
+  // root = (h // 2) * w + w // 2.
   EXPECT_EQ(lrab_root(1, 1), 0u);
   EXPECT_EQ(lrab_root(2, 4), 6u);
   EXPECT_EQ(lrab_root(4, 2), 5u);
@@ -156,7 +156,7 @@ INSTANTIATE_TEST_SUITE_P(Shapes, AllReduceModel,
 namespace kb {
 namespace {
 
-// SPMD (issue 14 item 4): every PE learns where it sits through tl.
+// SPMD: every PE learns where it sits through tl.
 TEST(Spmd, EveryPeLearnsItsCubePeAndTheMeshShape) {
   MeshRunSpec spec;
   spec.config = mesh_config(2, 3, 2, false);

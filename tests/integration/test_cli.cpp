@@ -127,7 +127,7 @@ TEST(Cli, PerfOnlyRunsTheNamedWorkload) {
   EXPECT_THAT(none.err, HasSubstr("no workload name contains 'no such workload'"));
 }
 
-// The mesh rows (issue 16 item 2): each long-context case at the mesh
+// The mesh rows: each long-context case at the mesh
 // context and twice it, each with its context-doubling line, and "of 1-PE
 // opt2" is the mesh row's fraction of the ceiling over the opt2 row's (the
 // printed figures agree within their rounding). 'context' selects opt2 and
@@ -187,7 +187,7 @@ TEST(Cli, ListShowsBenchesWithDescriptions) {
 
 // ---- config -----------------------------------------------------------------
 
-// The defaults are the ADR-0064 cost-model values.
+// The defaults are the docs/cost-model.md values.
 TEST(Cli, ConfigPrintsDefaultCostModel) {
   const CliResult r = run_cli({"config"});
   EXPECT_EQ(r.exit_code, kExitOk);
@@ -301,7 +301,7 @@ TEST(Cli, BadParamNotANumber) {
   expect_bad_input(run_cli({"run", kBench, "--param", "m=abc"}), {"m=abc", "integer"});
 }
 
-// ---- issue 11: clear errors from the hostile-input campaign ------------------
+// ---- clear errors from the hostile-input campaign ----------------------------
 
 // An unknown first word is named, with the subcommands (CLI11 alone said
 // only "A subcommand is required").
@@ -435,8 +435,8 @@ TEST(Cli, RunPrintsReportWithoutSimulatorNoise) {
 enum Col { kComponent, kKind, kCmdId, kCmdType, kOp, kTile, kStartPs, kEndPs, kBytes,
            kElements, kLogicalBytes, kExact, kCharged, kNumCols };
 
-// The op log obeys the ADR-0064 dispatch model row by row and agrees with
-// the run's JSON summary.
+// The op log obeys the docs/cost-model.md dispatch model row by row and
+// agrees with the run's JSON summary.
 TEST(Cli, RunOpLogFollowsDispatchModel) {
   TempDir dir;
   const std::string csv = dir.file("oplog.csv"), json = dir.file("run.json");
@@ -508,8 +508,9 @@ TEST(Cli, RunJsonSummary) {
       << "a GEMM from HBM must keep the DMA busy";
 }
 
-// --set reaches the model: a higher single-op FIXED cost (ADR-0064 D8) adds
-// exactly the difference per command to the exact dispatch total.
+// --set reaches the model: a higher single-op FIXED cost
+// (docs/cost-model.md D8) adds exactly the difference per command to the
+// exact dispatch total.
 TEST(Cli, RunSetRaisesSingleOpDispatchCost) {
   TempDir dir;
   const std::string base_json = dir.file("base.json"), slow_json = dir.file("slow.json");
@@ -528,7 +529,7 @@ TEST(Cli, RunSetRaisesSingleOpDispatchCost) {
               32.0 * sum_launches(b, "commands"), 1e-6);
 }
 
-// ---- the composite size cap (ADR-0064 D7) -----------------------------------
+// ---- the composite size cap (docs/cost-model.md D7) -------------------------
 
 // A composite over the cap ends the run: the message names kernel,
 // composite, size and cap; exit 1; no partial report on stdout.
@@ -563,7 +564,7 @@ TEST(Cli, NoSummaryLeavesTheStatisticsOut) {
 
 namespace {
 
-// Issue 14 item 7: a recv that no send matches never hangs and never ends
+// A recv that no send matches never hangs and never ends
 // silently: the run fails with the deadlock report, exit status 1.
 TEST(Cli, MismatchedRecvIsADeadlockWithExitStatus1) {
   const CliResult r = run_cli({"replay", "tests/data/replay/recv_without_send.stream"});
@@ -576,7 +577,7 @@ TEST(Cli, MismatchedRecvIsADeadlockWithExitStatus1) {
 
 namespace {
 
-// The allreduce mesh bench (issue 14 items 8, 9): one mesh run writes the
+// The allreduce mesh bench: one mesh run writes the
 // op log, trace, VCD and per-PE statistics; outputs over several runs are
 // bad input.
 TEST(Cli, AllreduceOneRunWritesPerPeStatisticsAndHierarchicalOpLog) {

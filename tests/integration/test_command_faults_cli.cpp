@@ -1,4 +1,4 @@
-// Issue 11 through the real CLI: a command that fails at dispatch or while
+// Through the real CLI: a command that fails at dispatch or while
 // it runs (a time past 2^64 - 1 ps, data mode and fp16) fails the run with
 // exit status 1 and one line naming the stream's FILE:LINE, the kernel and
 // the command, in timing and data mode; no SystemC report ("E549 uncaught

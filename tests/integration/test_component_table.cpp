@@ -1,5 +1,5 @@
 // The component table (models/trace/component_table.h) is the only list of
-// the PE's components and engines (issue 12 item 5): the table itself, and
+// the PE's components and engines: the table itself, and
 // every output of one run (op log, statistics, Chrome trace, VCD, report
 // JSON, bench figures) naming exactly the table's components.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// Composite commands: ADR-0064 TR 1 and TR 8 for composites, the
+// Composite commands: docs/cost-model.md TR1 and TR8 for composites, the
 // scheduler's tile plan, cross-composite hazards and engine saturation.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -31,7 +31,7 @@ using test::run_kernel;
 using test::select;
 using ::testing::HasSubstr;
 
-// --- the three composites of ADR-0064 TR 1
+// --- the three composites of docs/cost-model.md TR1
 
 CompositeCmd one_gemm(Tl& tl) {
   const Tensor a = tl.tcm("a", 64, 64, Dtype::kBf16);
@@ -92,7 +92,7 @@ struct CompositeCase {
 
 class CompositeFormula : public ::testing::TestWithParam<std::tuple<CompositeCase, bool>> {};
 
-// TR 1 for composites: recorded dispatch == FIXED_PER_CMD + logical_bytes x R,
+// TR1 for composites: recorded dispatch == FIXED_PER_CMD + logical_bytes x R,
 // charged as its ceiling.
 TEST_P(CompositeFormula, DispatchEqualsFormula) {
   const auto [c, overridden] = GetParam();
@@ -111,7 +111,7 @@ TEST_P(CompositeFormula, DispatchEqualsFormula) {
       cfg);
   ASSERT_EQ(r.launches.size(), 1u);
   ASSERT_EQ(r.launches[0].metrics.size(), 1u);
-  EXPECT_EQ(r.launches[0].metrics[0].second, double(c.ops));  // TR 1's 1-, 5- and 11-op composites
+  EXPECT_EQ(r.launches[0].metrics[0].second, double(c.ops));  // TR1's 1-, 5- and 11-op composites
   const auto d = of_kind(r, RecordKind::kDispatch);
   ASSERT_EQ(d.size(), 1u);
   EXPECT_STREQ(d[0].cmd_type, "CompositeCmd");
@@ -123,7 +123,7 @@ TEST_P(CompositeFormula, DispatchEqualsFormula) {
   EXPECT_EQ(d[0].dispatch_cycles_charged, charged);
   // PE_CPU waits exactly that many cycles: 1000 ps each at 1 GHz, 500 at 2 GHz.
   EXPECT_EQ(d[0].end_ps - d[0].start_ps, charged * (overridden ? 500u : 1000u));
-  // One dispatch whatever the plan expands into (ADR-0064 D5).
+  // One dispatch whatever the plan expands into (docs/cost-model.md D5).
   EXPECT_GT(r.records.size(), 2u);
   EXPECT_EQ(r.launches.at(0).commands, 1u);
   std::printf("[ info ] %s: %u logical bytes, dispatch %.4f cycles (%s)\n", c.name,
@@ -145,7 +145,7 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 TEST(CompositeBytes, HandCountedSizes) {
-  // Re-derived from ADR-0064 D2 field by field, to pin the builders.
+  // Re-derived from docs/cost-model.md D2 field by field, to pin the builders.
   RunSpec spec;
   spec.launches = {{"sizes", [](Tl& tl) {
                       EXPECT_EQ(one_gemm(tl).logical_bytes(), 54u);  // the D3 anchor
@@ -163,7 +163,7 @@ TEST(CompositeBytes, HandCountedSizes) {
   EXPECT_TRUE(r.ok) << r.error;
 }
 
-// --- ADR-0064 TR 8 / D7: the size cap
+// --- docs/cost-model.md TR8 / D7: the size cap
 
 // A composite of n binary math ops: 4 + 1 + 28 n + 1 + 8 bytes.
 CompositeCmd chain_of(Tl& tl, int n) {
@@ -192,7 +192,7 @@ TEST(CompositeCap, OverTheCapFailsAtEmitAndNothingReachesTheScheduler) {
   EXPECT_THAT(r.error, HasSubstr("cap of 1024"));
   // Only command 1 was dispatched and executed; the composite charged no
   // time: the failed launch ended when command 1, issued as its dispatch
-  // ended, completed (a failed launch ends at its last completion, issue 12).
+  // ended, completed (a failed launch ends at its last completion).
   const auto d = of_kind(r, RecordKind::kDispatch);
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0].cmd_id, 1u);
@@ -367,7 +367,7 @@ TEST(TilePlan, CompositeCompletesWithItsLastStage) {
   EXPECT_EQ(r.records.back().kind, RecordKind::kDmaWrite);
 }
 
-// --- an accumulating GEMM into an HBM output reads the old value (issue 11)
+// --- an accumulating GEMM into an HBM output reads the old value
 
 // out [128, 70] fp32 in HBM += a [128, 256] bf16 @ b [256, 70] bf16, both in
 // HBM; tiles 64^3: output blocks (0,0) (0,64) (64,0) (64,64), 4 K steps each.
@@ -461,7 +461,7 @@ TEST(AccumulateIntoHbm, DataModeResultIsOldPlusProduct) {
   EXPECT_EQ(out_reads, 4u);
 }
 
-// --- the plan is produced lazily (issue 11): memory does not grow with the
+// --- the plan is produced lazily: memory does not grow with the
 // tile count, and any tile size terminates.
 
 // A composite GEMM out = a @ b over tensors declared in `table`, [m, k] x
@@ -658,10 +658,10 @@ TEST(CompositeGemm, TailTilesAreCut) {
   EXPECT_EQ(elements, 3u * 70 * 65);  // each output element once per K step
 }
 
-// The recipe as softmax_merge() emits it (built typed, STYLE.md 13) and as
-// text (softmax_merge_ops, what a replay file holds): the same op log,
-// record for record, in timing and in data mode, twice in a row (the
-// second merge depends on the first's l and O).
+// The recipe as softmax_merge() emits it (built typed,
+// docs/conventions.md 13) and as text (softmax_merge_ops, what a replay
+// file holds): the same op log, record for record, in timing and in data
+// mode, twice in a row (the second merge depends on the first's l and O).
 TEST(CompositeBuiltTyped, TheRecipeTypedGivesTheOpLogOfItsText) {
   for (bool data : {false, true}) {
     SCOPED_TRACE(data ? "data mode" : "timing mode");

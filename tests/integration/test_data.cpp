@@ -392,7 +392,7 @@ TEST_P(BadInput, LoadShapeMismatch) {
 }
 
 
-// --- issue 11: sizes and spans computed with checked arithmetic. Each of
+// --- sizes and spans computed with checked arithmetic. Each of
 // these was accepted before: the products overflowed (signed overflow,
 // undefined) and wrapped to a small or negative figure.
 
@@ -459,7 +459,7 @@ TEST_P(BadInput, ViewFromAColumnFarOutside) {
                "out of bounds of 'x' [100, 16] fp32 hbm");
 }
 
-// --- issue 11: a memory's store never writes past a page. The table keeps
+// --- a memory's store never writes past a page. The table keeps
 // elements aligned (so they never straddle a 64 KiB page), but the store
 // does not rely on it: bytes across two pages, or across 2^64, land byte
 // for byte where their address says. Before, an fp32 two bytes before a

@@ -1,4 +1,4 @@
-// PE_SCHEDULER decodes descriptors from the payload bytes (issue 13 item 2):
+// PE_SCHEDULER decodes descriptors from the payload bytes:
 // - the extension is only a fast path: opt2, opt3 and a composite GEMM give
 //   byte-identical op logs with and without it, in timing and data mode;
 // - a malformed descriptor written by an initiator of its own gets an error
@@ -201,7 +201,7 @@ void install_tensors(TensorTable& t) {
   dst.space = MemSpace::kTcm, dst.dtype = Dtype::kBf16, dst.rows = dst.cols = dst.row_stride = 64;
   dst.address = kTcmBase;
   src = dst, src.space = MemSpace::kHbm, src.address = kHbmBase;
-  // Through the bytes a driver writes (issue 13 item 1).
+  // Through the bytes a driver writes.
   const auto d = desc::encode_tensor(dst, "dst"), s = desc::encode_tensor(src, "src");
   t.install(kDst, desc::decode_tensor(d.data(), d.size()));
   t.install(kSrc, desc::decode_tensor(s.data(), s.size()));
@@ -249,7 +249,7 @@ TEST(MalformedDescriptors, EachGetsAnErrorResponseAReportAndTheHookAndTheSimulat
         const CommandExtension* ext = nullptr;
       };
       std::vector<uint8_t> unknown = load(11), longer = load(12), shorter = load(13), flag;
-      unknown[0] = 10;  // 9 is RecvCmd (issue 14)
+      unknown[0] = 10;  // 9 is RecvCmd
       longer.push_back(0);
       shorter.pop_back();
       GemmCmd g{kDst, kDst, kDst, 64, 64, 64, false, false};

@@ -1,4 +1,4 @@
-// Issue 14 items 5 and 7: tl.send / tl.recv on PE_IPC (models/pe/ipc/pe_ipc.h)
+// tl.send / tl.recv on PE_IPC (models/pe/ipc/pe_ipc.h)
 // and the deadlock diagnostic (models/top/deadlock.h), on a PeTop of 2-4
 // PEs. Times are checked against the formulas of pe_ipc.h, not numbers
 // tuned to the defaults.
@@ -25,7 +25,7 @@ namespace {
 
 using test::period_ps;
 
-// --- commands and descriptors (ADR-0064 D2, D8)
+// --- commands and descriptors (docs/cost-model.md D2, D8)
 
 TEST(IpcCommands, LogicalBytesAndDescriptor) {
   const Command s = SendCmd{0x1000, 3};
@@ -153,7 +153,7 @@ void expect_ok(const nlohmann::json& j) {
 uint64_t cyc(const PeConfig& cfg, uint64_t n) { return n * period_ps(cfg); }
 uint64_t port_cycles(const PeConfig& cfg, uint64_t bytes) { return ceil_div_real(bytes, cfg.tcm.bytes_per_cycle); }
 
-// ADR-0064 D1/D8: dispatch = FIXED_single + 16 x R, for both commands.
+// docs/cost-model.md D1/D8: dispatch = FIXED_single + 16 x R, for both commands.
 TEST(IpcDispatch, CostIsSingleOpFormula) {
   PeConfig cfg;
   const nlohmann::json j = run_top(cfg, {[](Tl& tl) {
@@ -767,7 +767,7 @@ TEST(IpcSameInstant, SendersMeetingAtOnePortAreServedInPeOrderWhateverSystemCRun
   EXPECT_EQ(quiet["records"], noisy["records"]);
 }
 
-// --- item 7: the deadlock diagnostic
+// --- the deadlock diagnostic
 
 TEST(IpcDeadlock, MismatchedRecvs) {
   PeConfig cfg;

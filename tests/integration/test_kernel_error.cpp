@@ -1,4 +1,4 @@
-// A kernel error ends its launch, not the simulation (issue 12, item 4).
+// A kernel error ends its launch, not the simulation.
 //
 // Each case builds one simulation in a forked child: a PE whose kernel
 // fails ("bad"), a second PE running a good kernel ("good") and a worker

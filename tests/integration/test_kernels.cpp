@@ -1,5 +1,6 @@
-// The kernels and benches: ADR-0064 TR 2 (opt3 vs opt2 per-tile dispatch),
-// TR 7 (live vs replay parity), TR 9 (sensitivity to R), and kernel sanity.
+// The kernels and benches: docs/cost-model.md TR2 (opt3 vs opt2 per-tile
+// dispatch), TR7 (live vs replay parity), TR9 (sensitivity to R), and kernel
+// sanity.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -32,7 +33,7 @@ nlohmann::json bench_run(const std::string& name, const std::vector<std::string>
   return r.ok ? bench_figures(b, p, spec.config, r) : nlohmann::json::object();
 }
 
-// --- ADR-0064 Test Requirement 2
+// --- docs/cost-model.md TR2
 
 TEST(GqaDecode, Opt3PerTileDispatchExceedsOpt2ByMoreThanOneAndAHalf) {
   const nlohmann::json f = bench_run("gqa-decode");
@@ -44,7 +45,7 @@ TEST(GqaDecode, Opt3PerTileDispatchExceedsOpt2ByMoreThanOneAndAHalf) {
 }
 
 // The structure behind the ratio: opt2 issues two composites per KV tile,
-// opt3 sixteen single-op commands, each paying the ADR-0064 formula.
+// opt3 sixteen single-op commands, each paying the docs/cost-model.md formula.
 TEST(GqaDecode, CommandsPerTileAndFormula) {
   const nlohmann::json f = bench_run("gqa-decode", {"context=1000", "kv_tile=128"});  // tail tile
   const CostModelConfig cm;
@@ -59,7 +60,7 @@ TEST(GqaDecode, CommandsPerTileAndFormula) {
   }
 }
 
-// --- ADR-0064 Test Requirement 9
+// --- docs/cost-model.md TR9
 
 TEST(GqaDecode, Opt3BeatsOpt2AtEveryRAndTheRatioRisesAsRFalls) {
   double previous_ratio = 0;
@@ -142,7 +143,7 @@ TEST(GemmVariants, AsyncTiledIssuesThreeCommandsPerChunk) {
   EXPECT_EQ(l.commands_by_type[3], 47u);      // MathCmd
 }
 
-// --- ADR-0064 Test Requirement 7: live and replay paths agree
+// --- docs/cost-model.md TR7: live and replay paths agree
 
 std::string csv(const RunResult& r) {
   std::string s;

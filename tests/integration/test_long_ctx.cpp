@@ -1,4 +1,4 @@
-// Long-context GQA decode across a mesh of cubes (issue 15): the four
+// Long-context GQA decode across a mesh of cubes: the four
 // partitioning cases against the reference attention in data mode, their
 // reduction to single-PE opt2 on one PE, the associativity of the shared
 // state merge, and the LRAB root of cube_sp_pe_sp in the link traffic.

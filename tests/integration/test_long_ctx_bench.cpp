@@ -1,4 +1,4 @@
-// The gqa-long-ctx bench and its roofline (issue 15 items 3 and 4): the
+// The gqa-long-ctx bench and its roofline: the
 // CLI's figures obey their formulas for every case and context, the
 // roofline (tb/long_ctx_model.h) is a lower bound of simulated runs on
 // several meshes, and bad parameters are bad input (exit 2).

@@ -1,4 +1,4 @@
-// Look-ahead (models/util/instant_calendar.h; issue 16 item 1): the instant
+// Look-ahead (models/util/instant_calendar.h): the instant
 // calendar runs instants ahead of SystemC's time while nothing outside it
 // is due. Every run here is made twice, with and without it, and must give
 // the same op log byte for byte, the same end time and the same results:

@@ -1,4 +1,4 @@
-// Issue 14 items 1-3: cubes of PEs with one HBM slice each, a mesh of cubes
+// Cubes of PEs with one HBM slice each, a mesh of cubes
 // joined by UCIe links with XY routing, and tl.hbm_on placing tensors in any
 // PE's slice. Times are checked against the formulas of the blocks
 // (models/cube/cube.h, models/mesh/ucie_link.h, models/mem/hbm.h).
@@ -347,7 +347,7 @@ TEST(LinkContention, TwoTransfersSharingOneLinkEachTakeAboutTwiceAsLong) {
 
 // Bursts reach a link in call order, not arrival order (a sender running
 // ahead books the pipe in the future first): an earlier burst takes the
-// earlier idle gap instead of queueing behind the later one (issue 15).
+// earlier idle gap instead of queueing behind the later one.
 TEST(LinkTiming, AnEarlierBurstBookedLaterTakesTheEarlierGap) {
   LinkTiming t;  // 1 GHz: 1000 ps a cycle
   t.bytes_per_cycle = 16;

@@ -1,4 +1,4 @@
-// Mesh-run outputs (issue 14 item 8): the merged op log, the Chrome trace
+// Mesh-run outputs: the merged op log, the Chrome trace
 // (a process per PE plus "links") and the VCD of a 1 x 2 mesh of 2-PE cubes
 // running the LRAB all-reduce (kernels/ccl) in timing mode, checked against
 // each other and against MeshRunResult's counters. Runs in forked children
@@ -132,7 +132,7 @@ TEST(MeshOutputs, TwoRunsGiveTheSameBytes) {
   EXPECT_EQ(a.r.end_ps, b.r.end_ps);
 }
 
-// A mesh's trace does not turn the PEs' signals on (issue 16 item 3: its
+// A mesh's trace does not turn the PEs' signals on (its
 // occupancy counters come from each PE_SCHEDULER), and look-ahead runs
 // across the PEs without them: the trace written alone is the one written
 // beside the op log and the VCD, byte for byte.
@@ -373,7 +373,7 @@ TEST(MeshOutputs, BookedSlicesAreWrittenInStartOrder) {
   EXPECT_EQ(starts, (std::vector<uint64_t>{100, 200, 300}));
 }
 
-// The 2 x 4 mesh's LRAB books link bursts in gaps (issue 15): its trace is
+// The 2 x 4 mesh's LRAB books link bursts in gaps: its trace is
 // written (it failed with "starts before the previous one ended"), each
 // link track in start order without overlap, one slice per burst.
 TEST(MeshOutputs, LrabTraceOnTheDefaultMeshHasEveryBurst) {

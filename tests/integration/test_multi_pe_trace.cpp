@@ -1,4 +1,4 @@
-// Per-instance observability (issue 13 item 7): two PEs of one simulation
+// Per-instance observability: two PEs of one simulation
 // (a PeTop of two) trace into ONE Chrome trace file and ONE VCD file. Each
 // PE is a process of its own (distinct pid, process_name = its name()), and
 // every event of a PE is under its pid; each PE's signals are under a VCD
@@ -338,7 +338,7 @@ TEST(MultiPeTrace, ANameGivenTwiceIsRefused) {
 
 // schema_version in every machine-readable output of a run: the stats JSON
 // (--stats), the run summary (kernbench --json) and the trace's metadata;
-// a single PE is pid 1 named "pe" (its name()), as before issue 13.
+// a single PE is pid 1 named "pe" (its name()).
 TEST(MultiPeTrace, SchemaVersionInStatsJsonAndTrace) {
   static_assert(kSchemaVersion == 1, "README documents schema_version 1");
   TempDir dir;

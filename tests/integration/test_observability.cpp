@@ -387,9 +387,9 @@ TEST(ObservabilityTrace, NamesAreEscapedAndInvalidUtf8Replaced) {
   EXPECT_EQ(got, "k\"q\\b\n\x01 \xef\xbf\xbd\xef\xbf\xbd(\xe2\x82\xac");
 }
 
-// A record's name parts are escaped once and copied into args (issue 16
-// item 3): args hold the same escaped text, and an empty cmd_type stays ""
-// there while the name shows "?".
+// A record's name parts are escaped once and copied into args: args hold the
+// same escaped text, and an empty cmd_type stays "" there while the name
+// shows "?".
 TEST(ObservabilityTrace, RecordNamePartsAreEscapedInNameAndArgs) {
   std::ostringstream out;
   kb::ChromeTrace t(out);
@@ -552,7 +552,7 @@ TEST(ObservabilityVcd, CpuStateAndOccupancyEqualTheOpLogAndTrace) {
 }
 
 // The trace's occupancy counter comes from PE_SCHEDULER itself, not from
-// its signal (issue 16 item 3: a trace alone turns no signal on). At every
+// its signal (a trace alone turns no signal on). At every
 // queue depth, a trace written alone is the one written beside a VCD, byte
 // for byte, and its counter is the VCD's occupancy waveform.
 TEST(ObservabilityTrace, OccupancyCounterIsTheSignalsWaveformWithOrWithoutAVcd) {
@@ -665,7 +665,7 @@ TEST(ObservabilityStats, ConsistentWithTheOpLog) {
   // The file is what the run reports.
   nlohmann::json reported = kb::to_json(r.stats);
   reported["clock_freq_ghz"] = kb::PeConfig{}.clock_freq_ghz;
-  reported["schema_version"] = kb::kSchemaVersion;  // issue 13 item 7
+  reported["schema_version"] = kb::kSchemaVersion;
   EXPECT_EQ(file, reported);
   EXPECT_EQ(file.value("verdict_rule", ""), kb::kVerdictRule);
 

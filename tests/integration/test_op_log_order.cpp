@@ -1,5 +1,5 @@
-// The op log's order of same-time records is canonical (issue 12 item 7,
-// models/trace/op_log.h): records ending at the same ps come in the order of
+// The op log's order of same-time records is canonical
+// (models/trace/op_log.h): records ending at the same ps come in the order of
 // (end_ps, cmd_id, component, tile, kind, start_ps), then the other columns,
 // whatever order the SystemC kernel ran the processes that made them, and
 // every consumer (kept records, CSV, Chrome trace) sees that order.

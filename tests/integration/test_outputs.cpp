@@ -1,4 +1,4 @@
-// Safe outputs, the fork boundary, signals and timeouts (issue 11), end to
+// Safe outputs, the fork boundary, signals and timeouts, end to
 // end through the kernbench binary (KERNBENCH_BIN) and the runner:
 // - no output ever deletes or replaces another file (--vcd PATH, DIR,
 //   /dev/full, symlinks), and nothing half-written is left under an
@@ -262,7 +262,7 @@ TEST(OutputsFailed, DevFullIsExit1WithPathAndOsError) {
   EXPECT_TRUE(is_char_device("/dev/full"));
 }
 
-// issue 16 item 3: a trace file written by OutputFile's background thread
+// A trace file written by OutputFile's background thread
 // that cannot be written to the end (past the file-size limit, EFBIG, as a
 // full disk gives ENOSPC) is still exit 1 with the path and the OS error,
 // and leaves nothing under either name. sh ignores SIGXFSZ (the write

@@ -163,7 +163,7 @@ TEST(Scoreboard, DisjointViewsOfOneTensorDoNotConflict) {
 }
 
 // Two column slices of one row-major tensor interleave without sharing a
-// byte: the bounding ranges overlap, the bytes do not (issue 11).
+// byte: the bounding ranges overlap, the bytes do not.
 TEST(Scoreboard, ColumnSlicesOfOneTensorConflictOnlyWhereTheyOverlap) {
   const RunResult r = run_kernel([](Tl& tl) {
     const Tensor x = tl.hbm("x", 128, 64, Dtype::kFp32);
@@ -437,7 +437,7 @@ TEST(KernelErrors, RejectedCommandChargesNothing) {
 
 // PE_CPU checks commands ahead of simulated time (temporal decoupling), but
 // a rejected command still ends the launch only after every earlier command
-// was written and has completed, at the last completion (issue 12).
+// was written and has completed, at the last completion.
 TEST(KernelErrors, RejectionAfterRunAheadWritesEveryEarlierCommand) {
   constexpr int kGood = 200;  // more than the run-ahead queue and the descriptor queue
   const RunResult r = run_then_reject(kGood);
@@ -462,7 +462,7 @@ TEST(KernelErrors, RejectionAfterRunAheadWritesEveryEarlierCommand) {
   EXPECT_EQ(r.launches[0].commands, uint64_t(kGood));
 }
 
-// Issue 16 item 1: tl builds each command in PE_CPU's free run-ahead slot
+// tl builds each command in PE_CPU's free run-ahead slot
 // (or, the ring full, a staged command moved in later), reusing whatever
 // command the slot held. The same commands built as Command values and
 // moved through dispatch() must give the same op log and, in data mode, the
@@ -637,7 +637,7 @@ TEST(BackPressure, BlockingDescriptorWritesWaitForASlot) {
 }
 
 
-// --- failures while a command runs (issue 11): a time past 2^64 - 1 ps
+// --- failures while a command runs: a time past 2^64 - 1 ps
 // raised inside a SystemC method (PE_CPU's dispatch pipeline, an engine's
 // b_transport, HBM) fails the launch like a kernel error, naming the kernel
 // and the command; never an "(E549) uncaught exception" from the kernel.

@@ -1,4 +1,4 @@
-// Issue 13 items 3 and 4: the PE's register block (PE_REGS on `regs`) and
+// The PE's register block (PE_REGS on `regs`) and
 // its interrupt. Register reads and writes, every bad access, the IRQ rule
 // (high while IRQ_STATUS & IRQ_ENABLE != 0), write-1-to-clear, debug reads
 // without side effects, the doorbell, and the base protocol on `regs` and

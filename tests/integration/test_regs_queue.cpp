@@ -1,4 +1,4 @@
-// Issue 13 item 4a: a VP's CPU drives the PE through `regs` alone. It
+// A VP's CPU drives the PE through `regs` alone. It
 // writes tensor descriptors into the table and binary command descriptors
 // (models/pe/descriptor.h) into the QUEUE window; PE_CPU is bypassed. The
 // queue's back-pressure holds a write while the queue is full; the drained
@@ -6,7 +6,7 @@
 // decode is refused and recorded.
 //
 // Needs PE_SCHEDULER's decoding of descriptor bytes, TensorTable::install
-// and kb::desc::encode_tensor (issue 13 items 1 and 2): the integrator
+// and kb::desc::encode_tensor: the integrator
 // registers it in CMakeLists.txt once those are merged and Pe wires
 // pe_regs.on_tensor_write to the table.
 #include <gtest/gtest.h>

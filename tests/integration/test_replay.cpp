@@ -1,4 +1,4 @@
-// The recorded command stream (issue "Replay"): ADR-0064 Test Requirement 7
+// The recorded command stream: docs/cost-model.md TR7
 // (live and replay give identical dispatch accounting, op logs and latency),
 // deterministic recording, a hand-written stream, and loader errors.
 #include <gmock/gmock.h>
@@ -57,7 +57,7 @@ std::vector<std::string> csv_rows(const RunResult& r) {
   return rows;
 }
 
-// TR 7: the same op log row for row, the same latency, the same dispatch
+// TR7: the same op log row for row, the same latency, the same dispatch
 // totals (exact and charged) per launch.
 void expect_same_run(const RunResult& live, const RunResult& replay) {
   ASSERT_TRUE(live.ok) << live.error;
@@ -144,7 +144,7 @@ PeConfig cost_model(double r) {
 
 class PathParity : public ::testing::TestWithParam<std::tuple<ParityCase, double>> {};
 
-// ADR-0064 TR 7: record a live run, replay the file, compare everything.
+// docs/cost-model.md TR7: record a live run, replay the file, compare everything.
 TEST_P(PathParity, LiveAndReplayAreIdentical) {
   const auto& [c, r] = GetParam();
   const PeConfig cfg = cost_model(r);
@@ -247,9 +247,9 @@ TEST(Recording, ExtrasAndNamesRoundTrip) {
   EXPECT_EQ(a, read_file(dir.file("b.stream")));
 }
 
-// Every extra type is written and parsed back; a command whose extras have
-// no field in its binary descriptor is refused at dispatch (issue 13 item 2:
-// PE_CPU writes the descriptor's bytes), so the recorder is driven directly.
+// Every extra type is written and parsed back; a command whose extras have no
+// field in its binary descriptor is refused at dispatch (PE_CPU writes the
+// descriptor's bytes), so the recorder is driven directly.
 TEST(Recording, EveryExtraTypeIsWrittenAndParsedButHasNoDescriptor) {
   TempDir dir;
   TensorDesc a, e;
@@ -302,7 +302,7 @@ TEST(Recording, UnwritablePathFailsTheRunNamingIt) {
 
 // --- a hand-written stream
 
-// ADR-0064 D2 sizes of the fixture's commands, counted by hand.
+// docs/cost-model.md D2 sizes of the fixture's commands, counted by hand.
 TEST(HandWritten, ReplaysWithTheFormulaDispatch) {
   const std::string path = std::string(kData) + "hand_written.stream";
   const Launches k = load_command_stream(path);
@@ -483,7 +483,7 @@ TEST(LoaderErrors, IdFromASectionThatDidNotRun) {
 }
 
 
-// --- tensors the descriptor table rejects (issue 11): each was accepted
+// --- tensors the descriptor table rejects: each was accepted
 // before (exit 0; in data mode the misaligned one wrote past a 64 KiB page).
 // The same validation as a live kernel's tl.hbm/tl.tcm, reported at the
 // stream's FILE:LINE with the line, in timing and data mode alike.
@@ -603,7 +603,7 @@ TEST(RejectedTensorBounds, SpaceAndStride) {
                          "than 2^63 - 1 elements ((rows - 1) x row stride 4611686018427387904 + cols)"));
 }
 
-// --- bounded input (issue 11)
+// --- bounded input
 
 // /dev/zero was read without bound; any non-regular file is refused before
 // reading.
@@ -677,7 +677,7 @@ TEST(LoaderMemory, ManyLaunchesStayWithinABoundProportionalToTheInput) {
 }
 
 
-// --- commands that fail while they run or at dispatch (issue 11): the
+// --- commands that fail while they run or at dispatch: the
 // stream's FILE:LINE and line, as any replayed kernel error, in timing and
 // data mode alike; the run ends cleanly (no "(E549) uncaught exception").
 

@@ -1,6 +1,6 @@
-// Memory of a run with many launches (issue 11: a 1.1 MB stream of 100 k
-// launches took 2.2 GB, as the whole result crossed the fork as one JSON
-// document, built in the child and parsed whole in the parent).
+// Memory of a run with many launches (a 1.1 MB stream of 100 k launches
+// takes 2.2 GB if the whole result crosses the fork as one JSON document,
+// built in the child and parsed whole in the parent).
 //
 // Peak RSS grows with the number of launches only by the per-launch result
 // structs the report needs: LaunchResult and a statistics WindowStats (about

@@ -1,4 +1,4 @@
-// Issue 13 item 4b: a kernel launched while the simulation runs, from any
+// A kernel launched while the simulation runs, from any
 // process, through Pe::launch. It starts when launched if the PE is idle,
 // else after the launches before it; its cost model is unchanged (the same
 // latency as at time 0); sc_start() still returns by itself.

@@ -1,5 +1,5 @@
-// An instant's work follows a canonical order (issue 16 item 1,
-// models/pe/scheduler/pe_scheduler.h): every stage that ends at the instant
+// An instant's work follows a canonical order
+// (models/pe/scheduler/pe_scheduler.h): every stage that ends at the instant
 // completes before any engine takes its next stage, so an engine takes the
 // oldest stage ready at that instant, whatever order SystemC ran the
 // processes that ended the stages in.

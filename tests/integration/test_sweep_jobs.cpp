@@ -1,4 +1,4 @@
-// Sweeps beyond one machine (issue 16 item 4): `kernbench sweep --emit-jobs`
+// Sweeps beyond one machine: `kernbench sweep --emit-jobs`
 // runs under GNU parallel and as a Slurm array script, and `--collect`
 // rebuilds the local sweep's table and CSV byte for byte; point files are
 // untrusted input.

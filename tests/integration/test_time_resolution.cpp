@@ -1,4 +1,4 @@
-// Time does not depend on SystemC's time resolution (issue 12 item 3): the
+// Time does not depend on SystemC's time resolution: the
 // same kernels at 1 fs (and 10, 100 fs) and at 1 ps give the same op log,
 // latency, statistics and trace, byte for byte; a resolution coarser than
 // 1 ps is refused; and the 2^64 guards move to what sc_time can hold at the

@@ -1,4 +1,4 @@
-// Issue 12: the PE as a TLM-2.0 component. A base-protocol checker
+// The PE as a TLM-2.0 component. A base-protocol checker
 // (tests/tlm/base_protocol_checker.h) sits on every binding of the PE while
 // real kernels run, in timing and data mode; HBM is a memory target outside
 // the PE whose bandwidth is shared; data travels in the payloads.
@@ -94,9 +94,9 @@ void expect_clean(const nlohmann::json& j, size_t launches) {
   ASSERT_FALSE(j.contains("error")) << j.dump();
   EXPECT_EQ(j["violations"].get<uint64_t>(), 0u) << j["first"].dump(1);
   EXPECT_EQ(j["launches"].get<size_t>(), launches);
-  // 17 bindings: cmd, PE_REGS's queue (issue 13; idle here), five stage
+  // 17 bindings: cmd, PE_REGS's queue (idle here), five stage
   // links, PE_CPU's, PE_DMA's and PE_IPC's memory sockets, five engines'
-  // data sockets, the bus to TCM, and mem (PE_IPC's idle here; issue 14).
+  // data sockets, the bus to TCM, and mem (PE_IPC's idle here).
   EXPECT_EQ(j["transactions"].size(), 17u) << j["transactions"].dump(1);
   EXPECT_EQ(j["transactions"]["pe.pe_regs.queue -> pe.pe_scheduler.in"].get<uint64_t>(), 0u);
 }
@@ -337,7 +337,7 @@ TEST(HbmTarget, AddressErrorsAndTheUncontendedFormula) {
 }
 
 // count_enabled against a byte loop: any byte but 0xff disables its lane,
-// at every length and alignment (issue 16: counted eight at a time).
+// at every length and alignment (counted eight at a time).
 TEST(ByteEnables, CountEnabledIsTheByteLoop) {
   std::mt19937_64 rng(7);
   const unsigned char values[] = {0xff, 0x00, 0xfe, 0x7f, 0x80, 0x01};

@@ -1,4 +1,4 @@
-// The trace at scale (issue 16 item 3): the fast time formatter writes what
+// The trace at scale: the fast time formatter writes what
 // std::to_chars writes, and --trace-window keeps exactly the events of the
 // whole trace that overlap the window (models/trace/chrome_trace.h), for a
 // PE run and a mesh run, in a file the DevTools trace engine reads.

@@ -1,4 +1,4 @@
-// Issue 12 item 5, end to end: composite ops decoded once at dispatch drive
+// End to end: composite ops decoded once at dispatch drive
 // the tile plan and data mode by role and typed attribute; a gemm op with
 // an operand other than a and b (or one twice) is refused at dispatch, in
 // timing and data mode, with exit status 1 and no output under its name.
@@ -140,7 +140,7 @@ TEST(TypedOpsData, DuplicateFactorHasNoDescriptor) {
   const RunResult r = run_isolated(spec);
   ASSERT_FALSE(r.ok);
   EXPECT_THAT(r.error, HasSubstr("no binary descriptor: scale: extra 'factor' given twice"));
-  // Refused at dispatch, before any time is charged (issue 13 item 2).
+  // Refused at dispatch, before any time is charged.
   ASSERT_EQ(r.launches.size(), 1u);
   EXPECT_EQ(r.launches[0].commands, 0u);
   EXPECT_EQ(r.launches[0].dispatch_cycles_charged, 0u);

@@ -1,4 +1,4 @@
-// Issue 11 through the real CLI: replayed tensors the descriptor table
+// Bad input through the real CLI: replayed tensors the descriptor table
 // rejects fail the run (exit status 1) at FILE:LINE; unreadable streams and
 // bench parameters whose products overflow are bad input (exit status 2);
 // nothing is written under the requested output name.

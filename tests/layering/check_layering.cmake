@@ -1,4 +1,4 @@
-# The include rules of the layering (issue 12 item 6), checked over the
+# The include rules of the layering, checked over the
 # source tree: cmake -DSRC=<tree> -P check_layering.cmake. Prints every
 # violation as "<file>:<line>: includes <header> (<rule>)" and fails if any.
 #

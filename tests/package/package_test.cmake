@@ -1,4 +1,4 @@
-# Package.install_and_consume (issue 13 item 5): install this build into a
+# Package.install_and_consume: install this build into a
 # temporary prefix, configure and build tests/package/consumer against it
 # with find_package, run it (tests/package/run_package_test.cmake).
 set(KB_PACKAGE_LAUNCHER "")
@@ -19,7 +19,7 @@ add_test(NAME Package.install_and_consume
 set_tests_properties(Package.install_and_consume PROPERTIES TIMEOUT 180
   PASS_REGULAR_EXPRESSION "spin latency_ps=1500000 commands=0\ngemm latency_ps=[1-9][0-9]* commands=[1-9]")
 
-# The example VP (issue 13 item 6): examples/vp against an install, its
+# The example VP: examples/vp against an install, its
 # driver on PE 0's regs and a tl kernel on PE 1, both checked in data mode.
 add_test(NAME Package.example_vp
   COMMAND ${CMAKE_COMMAND}

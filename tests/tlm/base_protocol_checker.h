@@ -1,4 +1,4 @@
-// A TLM-2.0 base-protocol checker for tests (issue 12 item 2), written from
+// A TLM-2.0 base-protocol checker for tests, written from
 // the rules of IEEE 1666-2011 (clause numbers cited per check). It sits
 // between one initiator socket and one target socket, forwards every call
 // both ways unchanged, and records each broken rule in a process-wide list

@@ -1,4 +1,4 @@
-// The PE clock keeps time exactly (issue 11): edge N is at round(N x 1000 /
+// The PE clock keeps time exactly: edge N is at round(N x 1000 /
 // f) ps, halves up, so delays of whole cycles never accumulate rounding.
 // Expected values come from hand-reduced periods (1.5 GHz: 2000/3 ps), not
 // from the clock's own arithmetic.

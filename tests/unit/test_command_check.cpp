@@ -1,7 +1,7 @@
 // PE_CPU's dispatch checks (models/pe/cpu/command_check.h): the tensors
 // check_command finds for a single-op command (CommandTensors) are the ones
 // check_initialised reads and marks, in its order, so handing them over
-// (issue 16 item 1) changes no outcome and no message.
+// changes no outcome and no message.
 #include <gtest/gtest.h>
 
 #include <string>

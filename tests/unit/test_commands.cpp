@@ -1,6 +1,6 @@
-// ADR-0064 D2: logical_bytes of every command type, including the ADR's own
-// examples (54-byte single-OpSpec GEMM composite; mul_bcast counting O three
-// times with no de-duplication).
+// docs/cost-model.md D2: logical_bytes of every command type, including the
+// document's own examples (54-byte single-OpSpec GEMM composite; mul_bcast
+// counting O three times with no de-duplication).
 #include <gtest/gtest.h>
 
 #include <gmock/gmock.h>
@@ -107,7 +107,7 @@ TEST(LogicalBytes, SingleOpCommands) {
   scaled.extra = {{"factor", 0.5}};
   EXPECT_EQ(scaled.logical_bytes(), unary.logical_bytes() + 4);
   EXPECT_EQ(CpuOverheadCmd{100}.logical_bytes(), 0u);
-  EXPECT_EQ(SendCmd{}.logical_bytes(), 4u + 8 + 4);  // issue 14 item 5: framing, handle, peer
+  EXPECT_EQ(SendCmd{}.logical_bytes(), 4u + 8 + 4);  // framing, handle, peer
   EXPECT_EQ(RecvCmd{}.logical_bytes(), 4u + 8 + 4);
 }
 
@@ -120,7 +120,7 @@ TEST(Commands, HandleAccessOfACompositeIncludesRwHandlesBothWays) {
   EXPECT_EQ(a.writes, (std::vector<Handle>{3, 4}));
 }
 
-// issue 16 item 1: ops of a composite share tensors; each is listed once
+// Ops of a composite share tensors; each is listed once
 // (its first place), so the scheduler makes one byte range per tensor.
 TEST(Commands, HandleAccessOfACompositeNamesEachTensorOnceInFirstUseOrder) {
   CompositeCmd c;
@@ -170,7 +170,7 @@ TEST(Commands, SameNameIsStringEquality) {
   }
 }
 
-// MathCmd::operands (issue 16 item 1): inline up to two, every element kept
+// MathCmd::operands: inline up to two, every element kept
 // in order past that, copies and moves that keep or hand over the handles.
 TEST(HandleList, BehavesAsAVectorOfHandles) {
   for (size_t n = 0; n <= 5; ++n) {
@@ -212,7 +212,7 @@ TEST(HandleList, BehavesAsAVectorOfHandles) {
   EXPECT_EQ(m.logical_bytes(), 4u + 1u + (1u + 3u * 8u) + 8u + 1u);
 }
 
-// Views are written into their ring slot field by field (issue 16 item 1):
+// Views are written into their ring slot field by field:
 // a view of the oldest live view, whose slot it takes, still derives from
 // that view's fields; a reused slot keeps nothing of what it held.
 TEST(TensorTableView, ReusedSlotHoldsOnlyTheNewView) {
@@ -265,7 +265,7 @@ TEST(TensorTableView, RingMadeWhenReservedOrAtTheFirstView) {
   EXPECT_EQ(reserved.at(w).col0, 3);
 }
 
-// --- engine timing with checked arithmetic (issue 11). Values by hand from
+// --- engine timing with checked arithmetic. Values by hand from
 // the README's formulas with the parameters set here.
 
 PeConfig small_config() {

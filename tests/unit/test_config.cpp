@@ -103,7 +103,7 @@ YAML::Node lookup(const YAML::Node& root, const std::string& key) {
 TEST(PeConfig, DefaultsWhenPathEmpty) {
   const PeConfig cfg = load_pe_config("");
   EXPECT_EQ(cfg, PeConfig{});
-  // ADR-0064 D4 values.
+  // docs/cost-model.md D4 values.
   EXPECT_EQ(cfg.cost_model.fixed_per_cmd_cycles, 40u);
   EXPECT_EQ(cfg.cost_model.fixed_per_single_op_cmd_cycles, 8u);
   EXPECT_EQ(cfg.cost_model.byte_cycles_recip, 0.0625);
@@ -420,7 +420,7 @@ TEST(PeConfigErrors, SetUnknownKey) {
 }
 
 // A long list of valid keys is cut to the first ten, saying how many more
-// and where they all are; the did-you-mean suggestion stays (issue 11).
+// and where they all are; the did-you-mean suggestion stays.
 TEST(PeConfigErrors, SetUnknownKeyListsAtMostTenKeys) {
   std::vector<std::string> under_attrs, all;
   for (const ConfigKeyInfo& k : pe_config_keys()) {
@@ -453,7 +453,7 @@ TEST(PeConfigErrors, SetUnknownKeyListsAtMostTenKeys) {
 }
 
 // User text echoed in a message is one line: control characters and bytes
-// that are not UTF-8 are escaped; UTF-8 text is kept (issue 11).
+// that are not UTF-8 are escaped; UTF-8 text is kept.
 TEST(PeConfigErrors, EchoedTextEscapesControlCharacters) {
   const std::string msg = error_of("", {"pe.attrs.clock_freq_ghz=1\n---\n2"});
   EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
@@ -496,7 +496,7 @@ TEST(PeConfigErrors, SetErrorAfterGoodFileStillThrows) {
                         "'pe.attrs.clock_freq_ghz': expected a number in [0.001, 1000], got '0'"));
 }
 
-// ---- bounds: every key has a documented lower and upper bound (issue 11) -----
+// ---- bounds: every key has a documented lower and upper bound ----------------
 
 TEST(PeConfigBounds, TypeTextStatesTheBounds) {
   std::map<std::string, std::string> type;
@@ -613,7 +613,7 @@ TEST(PeConfigBounds, CyclesAreBounded) {
                     "expected an integer in [0, 1000000], got '18446744073709551615'");
 }
 
-// ---- untrusted input: bounded, never a hang (issue 11) ------------------------
+// ---- untrusted input: bounded, never a hang -----------------------------------
 
 // Runs `fn` in a child process that is killed after `seconds` (and, without
 // sanitizers, cannot map more than 1 GiB): a regression to a hang or a
@@ -674,7 +674,7 @@ std::string bounded_error_of(const std::string& path, const std::vector<std::str
 }
 
 // yaml-cpp 0.7's LoadAll makes empty documents forever when a document
-// starts at a ',' outside a flow collection (yaml-cpp issue 1040).
+// starts at a ',' outside a flow collection.
 TEST(PeConfigHang, OneByteComma) {
   EXPECT_EQ(bounded_error_of(kData + "hang_comma.yaml"),
             kData + "hang_comma.yaml:1: unexpected ',' outside a flow collection ([...] or {...})");
@@ -848,7 +848,7 @@ TEST(PeConfigInput, PathologicalMebibyteFilesStaySmall) {
   }
 }
 
-// ---- issue 14: the topology block -------------------------------------------
+// ---- the topology block -----------------------------------------------------
 
 TEST(PeConfigTopology, BlockLoadsDumpsAndReloads) {
   const TempYaml y(
@@ -888,7 +888,7 @@ TEST(PeConfigTopology, BadValuesNameFileLineAndKey) {
 namespace kb {
 namespace {
 
-// The one rule across keys (issue 14): a mesh has at most kMaxMeshPes PEs
+// The one rule across keys: a mesh has at most kMaxMeshPes PEs
 // (PE_IPC's ports per window), whatever each key's own range allows.
 TEST(PeConfig, MeshOfMoreThanTheIpcPortsIsRefused) {
   const std::vector<std::string> at_limit = {"topology.mesh.h=16", "topology.mesh.w=16", "topology.cube.pes=8"};

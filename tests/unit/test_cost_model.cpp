@@ -1,4 +1,4 @@
-// ADR-0064 D1/D5/D7/D8 as pure functions: no simulation needed.
+// docs/cost-model.md D1/D5/D7/D8 as pure functions: no simulation needed.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -26,7 +26,7 @@ CompositeCmd composite_of_bytes_at_least(uint64_t target) {
   return c;
 }
 
-TEST(CostModel, FixedDependsOnTypeOnly) {  // ADR-0064 D8
+TEST(CostModel, FixedDependsOnTypeOnly) {  // docs/cost-model.md D8
   CostModelConfig cm;
   cm.fixed_per_cmd_cycles = 77;
   cm.fixed_per_single_op_cmd_cycles = 5;
@@ -38,7 +38,7 @@ TEST(CostModel, FixedDependsOnTypeOnly) {  // ADR-0064 D8
   EXPECT_EQ(fixed_cycles(CompositeCmd{}, cm), 77u);
 }
 
-TEST(CostModel, FormulaIsFixedPlusBytesTimesR) {  // ADR-0064 D1
+TEST(CostModel, FormulaIsFixedPlusBytesTimesR) {  // docs/cost-model.md D1
   for (double r : {0.0, 0.03125, 0.0625, 0.25, 1.0 / 3.0}) {
     CostModelConfig cm;
     cm.byte_cycles_recip = r;
@@ -53,7 +53,7 @@ TEST(CostModel, FormulaIsFixedPlusBytesTimesR) {  // ADR-0064 D1
   }
 }
 
-TEST(CostModel, AdrAnchorIs43Point375Cycles) {  // ADR-0064 D3 verification
+TEST(CostModel, AdrAnchorIs43Point375Cycles) {  // docs/cost-model.md D3 verification
   CompositeCmd c;
   OpSpec op;
   op.kind = "gemm";
@@ -68,7 +68,7 @@ TEST(CostModel, AdrAnchorIs43Point375Cycles) {  // ADR-0064 D3 verification
   EXPECT_EQ(d.charged_cycles, 44u);
 }
 
-TEST(CostModel, CpuOverheadBypassesTheFormula) {  // ADR-0064 D5, TR 4
+TEST(CostModel, CpuOverheadBypassesTheFormula) {  // docs/cost-model.md D5, TR4
   CostModelConfig cm;
   cm.fixed_per_cmd_cycles = 1000;
   cm.fixed_per_single_op_cmd_cycles = 1000;
@@ -81,7 +81,7 @@ TEST(CostModel, CpuOverheadBypassesTheFormula) {  // ADR-0064 D5, TR 4
 }
 
 // The charged cycles are ceil(exact - 1e-9) however they are computed: a
-// cast below 2^53 (issue 16 item 1), std::ceil above it.
+// cast below 2^53, std::ceil above it.
 TEST(CostModel, ChargedIsTheCeilingAcrossTheRange) {
   MathCmd m;
   m.operands = {1, 2};
@@ -124,7 +124,7 @@ TEST(CostModel, IntegralValuesAreNotRoundedUp) {
   EXPECT_EQ(dispatch_cost(DmaReadCmd{}, cm).charged_cycles, 8u + 2u);
 }
 
-TEST(CompositeCap, OverTheCapThrowsNamingCompositeSizeAndCap) {  // ADR-0064 D7
+TEST(CompositeCap, OverTheCapThrowsNamingCompositeSizeAndCap) {  // docs/cost-model.md D7
   CostModelConfig cm;
   const CompositeCmd c = composite_of_bytes_at_least(cm.max_composite_logical_bytes + 1);
   try {

@@ -1,5 +1,5 @@
 // CounterHistory: the step function of a counter told every value it takes
-// (PE_SCHEDULER's occupancy for a trace, issue 16 item 3: no signal, no
+// (PE_SCHEDULER's occupancy for a trace: no signal, no
 // process), and CounterProbe, the same history of a signal. Told the same
 // values, the two give the same samples.
 #include "models/trace/counter_probe.h"

@@ -1,7 +1,7 @@
 // Binary descriptors (models/pe/descriptor.h): every command's encoding is
-// exactly its ADR-0064 D2 logical_bytes(), decoding gives the command back,
-// and bytes that are not a descriptor are refused with a message that says
-// where and what was expected.
+// exactly its docs/cost-model.md D2 logical_bytes(), decoding gives the
+// command back, and bytes that are not a descriptor are refused with a
+// message that says where and what was expected.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -51,7 +51,7 @@ TEST(Descriptor, SingleOpCommandsAreTheirLogicalBytes) {
   MathCmd add;
   add.op = MathOp::kAddBcast, add.operands = {5, 7}, add.out = 6;
   expect_round_trip(add);
-  // issue 14 item 5: handle + peer PE, 16 bytes.
+  // SEND and RECV: handle + peer PE, 16 bytes.
   expect_round_trip(SendCmd{7, 0xfffffffe});
   expect_round_trip(RecvCmd{uint64_t(1) << 40, 3});
   EXPECT_EQ(bytes_of(SendCmd{7, 1}).size(), 16u);
@@ -92,8 +92,8 @@ TEST(Descriptor, CompositeOpsByRoleAndSlot) {
   EXPECT_TRUE(back.ops[2].has_out);
 }
 
-// Dispatch encodes a composite from its decoded ops (c.typed, issue 16
-// item 1): the bytes are those of the text form, op for op.
+// Dispatch encodes a composite from its decoded ops (c.typed): the bytes are
+// those of the text form, op for op.
 TEST(Descriptor, DecodedCompositeEncodesAsItsText) {
   Tensor a{1, 64, 32, Dtype::kBf16, MemSpace::kHbm}, b{2, 48, 32, Dtype::kBf16, MemSpace::kHbm};
   Tensor o{3, 64, 48, Dtype::kFp32, MemSpace::kTcm}, col{4, 64, 1, Dtype::kFp32, MemSpace::kTcm};
@@ -219,7 +219,7 @@ TEST(Descriptor, FloatExtrasKeepTheirBits) {
   }
 }
 
-// encode_into sizes a reused buffer to each command (issue 16 item 1): a
+// encode_into sizes a reused buffer to each command: a
 // longer or shorter descriptor left in it changes none of the bytes, and a
 // refused command leaves a buffer the next command still fills right.
 TEST(Descriptor, ReusedBufferGivesTheSameBytesAsAFreshOne) {

@@ -1,4 +1,4 @@
-// PE_MATH's per-op figures looked up once (MathTiming, issue 16 item 1)
+// PE_MATH's per-op figures looked up once (MathTiming)
 // give every op the README formula's cycles: pipeline latency +
 // ceil(elements / lanes) x the op's cycles per vector (+ ceil(log2(row
 // length)) for reductions), the reference computed here in 128 bits; a

@@ -1,4 +1,4 @@
-// PE_SCHEDULER's hazard scoreboard (issue 16 item 1 keeps its live entries
+// PE_SCHEDULER's hazard scoreboard (which keeps its live entries
 // dense, a removed one's place taken by the last, and lets the scheduler
 // fill an entry's ranges in place): whatever the order of adds and removes
 // and the way in, add() reports exactly the live commands a brute-force

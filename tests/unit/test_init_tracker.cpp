@@ -1,6 +1,6 @@
 // InitTracker (models/pe/cpu/init_tracker.h) against a byte map: a tensor
 // is initialised exactly when every byte of every row has been marked,
-// whatever its cache of recent answers holds (issue 16 item 1).
+// whatever its cache of recent answers holds.
 #include <gtest/gtest.h>
 
 #include <cstdint>

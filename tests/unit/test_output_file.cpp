@@ -1,8 +1,8 @@
 // OutputFile (models/util/output_file.h): a file is written to a temporary
 // beside it and renamed into place only by commit(); symlinks are written
 // through, devices and pipes written in place, directories refused; every
-// write is checked. A regular file is written by a background thread
-// (issue 16 item 3): the same bytes, the same errors, no thread left after
+// write is checked. A regular file is written by a background thread:
+// the same bytes, the same errors, no thread left after
 // commit or destruction, none alive across fork().
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -91,8 +91,8 @@ TEST(OutputFile, WritesATemporaryBesideItAndRenamesOnCommit) {
   EXPECT_EQ(entries(dir.file("")), std::vector<std::string>{"out.txt"});
 }
 
-// Blocks larger than the stream's buffer go to the file directly (issue
-// 16 item 3): the bytes and their order are those written.
+// Blocks larger than the stream's buffer go to the file directly: the
+// bytes and their order are those written.
 TEST(OutputFile, LargeBlocksBetweenSmallWritesKeepEveryByteInOrder) {
   TempDir dir;
   const std::string path = dir.file("big.txt");
@@ -303,7 +303,7 @@ void replay(std::ostream& os, size_t total, uint32_t seed) {
   }
 }
 
-// issue 16 item 3: the background writer writes exactly what std::ofstream
+// The background writer writes exactly what std::ofstream
 // writes, for sizes on and about every multiple of the buffers (64 KiB,
 // 1 MiB, the 8 MiB ring) and of the 16 MiB between the writer's fdatasyncs.
 TEST(OutputFile, BytesAreThoseOfAnOfstreamForSizesAroundBufferBoundaries) {

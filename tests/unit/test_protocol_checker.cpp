@@ -1,4 +1,4 @@
-// The base-protocol checker of tests/tlm (issue 12 item 2): compliant LT and
+// The base-protocol checker of tests/tlm: compliant LT and
 // nb traffic passes it with no violation and reaches the target unchanged;
 // each class of violation is caught, and only that one. Every test
 // simulates in a forked child (SystemC elaborates once per process) and

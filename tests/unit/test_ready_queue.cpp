@@ -1,4 +1,4 @@
-// PE_SCHEDULER's ready queue (issue 16 item 1): whatever the order of pushes
+// PE_SCHEDULER's ready queue: whatever the order of pushes
 // and pops, it gives the items an ordered set gives (the reference, what
 // the std::priority_queue it replaced gave), in mostly-ascending pushes (an
 // append), out-of-order ones (an insertion), put-backs older than every

@@ -1,4 +1,4 @@
-// Issue 12 item 5: a composite's OpSpecs are decoded once, at dispatch
+// A composite's OpSpecs are decoded once, at dispatch
 // (check_command), into TypedOps: the op kind as an enum, operands by role,
 // typed attributes. Decoding each kind gives the typed fields; a malformed
 // op is refused with the message check_command has always given.
@@ -294,8 +294,9 @@ TEST(TypedOpCheck, RefusalsNameTheCompositeAndOp) {
   EXPECT_THAT(check_error(c, t.table), HasSubstr("CompositeCmd 'bad' op 0 (exp, prologue): shape mismatch"));
 }
 
-// --- built typed (tl's typed builders, STYLE.md 13): a typed op stands for
-// the OpSpec to_spec makes of it, which is what gemm_op / math_op make
+// --- built typed (tl's typed builders, docs/conventions.md 13): a typed op
+// stands for the OpSpec to_spec makes of it, which is what gemm_op / math_op
+// make
 
 Tensor tensor(Handle h, int64_t rows, int64_t cols) { return {h, rows, cols, Dtype::kBf16, MemSpace::kTcm}; }
 
@@ -338,7 +339,7 @@ TEST(TypedBuild, ATypedOpIsTheOpSpecItStandsFor) {
       EXPECT_EQ(made.extra[i].name, text.extra[i].name);
       EXPECT_TRUE(made.extra[i].value == text.extra[i].value);
     }
-    // ADR-0064 D2 without the text; decoding the text gives the typed op.
+    // docs/cost-model.md D2 without the text; decoding the text gives the typed op.
     EXPECT_EQ(typed_logical_bytes(typed), text.logical_bytes());
     const TypedOp decoded = decode_one(text);
     EXPECT_EQ(decoded.kind, typed.kind);

@@ -1,10 +1,9 @@
-// Long-context GQA decode across a mesh of cubes (issue 15; ORIGIN-NOTES
-// "Multi-cube attention study"): one query token per request, the KV cache
-// split over the mesh in one of four partitionings. Every case is an SPMD
-// kernel written with tl only: each PE runs today's per-tile opt2
-// composites (kernels/attention/gqa_decode.h) over its part of the cache,
-// giving a partial online-softmax state (m, l, O) per query head, and the
-// partial states are combined by the one shared merge
+// Long-context GQA decode across a mesh of cubes: one query token per
+// request, the KV cache split over the mesh in one of four partitionings.
+// Every case is an SPMD kernel written with tl only: each PE runs today's
+// per-tile opt2 composites (kernels/attention/gqa_decode.h) over its part
+// of the cache, giving a partial online-softmax state (m, l, O) per query
+// head, and the partial states are combined by the one shared merge
 // (kernels/recipes/state_merge.h), carried between PEs by tl.send / recv.
 //
 // C = mesh_h x mesh_w cubes of P PEs, context L, KV heads H:

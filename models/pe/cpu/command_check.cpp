@@ -45,8 +45,7 @@ std::string describe(const TensorTable& t, const TensorDesc& d) {
 }
 
 // The messages are built out of line, so the checks below stay small
-// enough to inline: they run for every operand of every command (issue 16
-// item 1).
+// enough to inline: they run for every operand of every command.
 [[noreturn, gnu::noinline, gnu::cold]] void fail_unknown(const TensorTable& t, Handle h, const Where& what,
                                                           const char* slot) {
   fail(what, std::string(slot) + ": " + t.why_unknown(h));
@@ -257,7 +256,7 @@ void check_command(Command& cmd, const TensorTable& t, CommandTensors* found) {
           },
           [&](CompositeCmd& c) { check_composite(c, t); },
           [](const CpuOverheadCmd&) {},  // no operands (and never checked: D5 bypass)
-          // Any space, any shape: the receiver checks the byte count (issue 14 item 5).
+          // Any space, any shape: the receiver checks the byte count.
           [&](const SendCmd& sd) {
             const TensorDesc& d = tensor(t, sd.src, "SendCmd", "src");
             if (found) {

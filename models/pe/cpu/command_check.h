@@ -11,7 +11,7 @@ namespace kb {
 
 // The tensors a single-op command reads (in the order check_initialised
 // reports them) and writes. check_command finds them, so check_initialised
-// need not look them up again (issue 16 item 1). Not filled for a
+// need not look them up again. Not filled for a
 // composite (per op) or tl.cycles: resolved stays false.
 struct CommandTensors {
   // A tensor by descriptor, or by handle (desc null) when not looked up yet.
@@ -38,8 +38,8 @@ struct CommandTensors {
 void check_command(Command& cmd, const TensorTable& table, CommandTensors* found = nullptr);
 
 // A SendCmd's destination or RecvCmd's source is a PE of the top: below
-// `pes` (PePlace::pes()); KernelError otherwise (issue 14 item 5). Inline:
-// every other command returns at once (issue 16 item 1).
+// `pes` (PePlace::pes()); KernelError otherwise. Inline: every other
+// command returns at once (this runs for every command).
 void check_ipc_peer(const Command& cmd, uint32_t pes);
 inline void check_peer(const Command& cmd, uint32_t pes) {
   if (std::holds_alternative<SendCmd>(cmd) || std::holds_alternative<RecvCmd>(cmd)) check_ipc_peer(cmd, pes);

@@ -10,14 +10,14 @@
 namespace kb {
 
 namespace {
-// ADR-0064 D8 by type: the composite pays the control-path FIXED,
+// docs/cost-model.md D8 by type: the composite pays the control-path FIXED,
 // tl.cycles(n) none (D5), every single-op command the lighter one.
 template <class T>
 uint64_t fixed_cycles_of(const CostModelConfig& cm) {
   if constexpr (std::is_same_v<T, CompositeCmd>) return cm.fixed_per_cmd_cycles;
   else if constexpr (std::is_same_v<T, CpuOverheadCmd>) return 0;
   else {
-    // A new command type must be placed here (STYLE.md 13), not fall in silently.
+    // A new command type must be placed here (docs/conventions.md 13), not fall in silently.
     static_assert(std::is_same_v<T, DmaReadCmd> || std::is_same_v<T, DmaWriteCmd> || std::is_same_v<T, GemmCmd> ||
                       std::is_same_v<T, MathCmd> || std::is_same_v<T, CopyCmd> || std::is_same_v<T, SendCmd> ||
                       std::is_same_v<T, RecvCmd>,
@@ -32,7 +32,7 @@ uint64_t fixed_cycles(const Command& cmd, const CostModelConfig& cm) {
 }
 
 namespace {
-// Out of line, so dispatch_cost stays small (issue 16 item 1).
+// Out of line, so dispatch_cost stays small (it runs for every command).
 [[noreturn, gnu::noinline, gnu::cold]] void cost_overflow(const Command& cmd, const DispatchCost& c,
                                                            const CostModelConfig& cm) {
   throw std::overflow_error(
@@ -45,11 +45,11 @@ namespace {
 DispatchCost dispatch_cost(const Command& cmd, const CostModelConfig& cm) {
   DispatchCost c;
   if (const auto* overhead = std::get_if<CpuOverheadCmd>(&cmd)) {
-    c.exact_cycles = double(overhead->cycles);  // ADR-0064 D5: bypass
+    c.exact_cycles = double(overhead->cycles);  // docs/cost-model.md D5: bypass
     c.charged_cycles = overhead->cycles;
     return c;
   }
-  // FIXED(type) and the bytes in one visit of the command (issue 16 item 1).
+  // FIXED(type) and the bytes in one visit of the command.
   std::visit(
       [&](const auto& x) {
         using T = std::decay_t<decltype(x)>;

@@ -19,8 +19,8 @@ namespace kb {
 class InitTracker {
  public:
   // Inline: both run for every command, and a kernel reads and writes the
-  // same few buffers over and over, which the cache answers (issue 16 item
-  // 1); the rest is out of line.
+  // same few buffers over and over, which the cache answers; the rest is
+  // out of line.
   void mark(const TensorDesc& t) {  // every row of the tensor or view
     if (!cached(t.span_begin(), t.span_end())) mark_rows(t);
   }

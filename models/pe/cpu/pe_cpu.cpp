@@ -61,7 +61,7 @@ Handle PeCpu::declare(const std::string& name, MemSpace space, int64_t rows, int
 
 Handle PeCpu::declare_on(uint32_t owner, const std::string& name, int64_t rows, int64_t cols,
                          Dtype dtype) {
-  // Issue 14 item 4: any PE's slice of this top (models/mem/address_map.h).
+  // Any PE's slice of this top (models/mem/address_map.h).
   if (owner >= place_.pes()) {
     throw KernelError("tl.hbm_on('" + name + "'): PE " + std::to_string(owner) + " does not exist: the top has " +
                       std::to_string(place_.pes()) + " PEs");
@@ -235,7 +235,7 @@ void PeCpu::dispatch(Command&& c) { dispatch_ref(c); }
 void PeCpu::dispatch_ref(Command& c) {
   LaunchResult& res = *current_;
   const DispatchCost cost = dispatch_cost(c, cfg_.cost_model);
-  if (std::holds_alternative<CpuOverheadCmd>(c)) {  // ADR-0064 D5: bypass
+  if (std::holds_alternative<CpuOverheadCmd>(c)) {  // docs/cost-model.md D5: bypass
     check_time(c, cost.charged_cycles, 0);
     if (observer_) observer_->on_command(c);
     enqueue(c, 0, next_ticket_++, cost);
@@ -243,7 +243,7 @@ void PeCpu::dispatch_ref(Command& c) {
   }
   // Rejections happen before any time is charged or anything is queued.
   if (const auto* comp = std::get_if<CompositeCmd>(&c)) {
-    check_composite_cap(*comp, cfg_.cost_model, res.kernel);  // ADR-0064 D7
+    check_composite_cap(*comp, cfg_.cost_model, res.kernel);  // docs/cost-model.md D7
   }
   const uint64_t id = next_id_;
   try {
@@ -252,7 +252,7 @@ void PeCpu::dispatch_ref(Command& c) {
     check_peer(c, place_.pes());
     if (cfg_.data_mode) check_data_dtypes(c, table_);
     try {  // before check_initialised, which marks what the command writes
-      desc::encode_dispatched(c, uint32_t(id & desc::kCompletionIdMask), cost.logical_bytes, encoded_);  // issue 13 item 2
+      desc::encode_dispatched(c, uint32_t(id & desc::kCompletionIdMask), cost.logical_bytes, encoded_);
     } catch (const desc::EncodeError& e) {
       throw KernelError(std::string(command_type_name(c)) + ": no binary descriptor: " + e.what());
     }
@@ -264,7 +264,7 @@ void PeCpu::dispatch_ref(Command& c) {
   check_time(c, cost.charged_cycles, id);
   ++next_id_;
   if (observer_) observer_->on_command(c);
-  // The totals are known now; the pipeline spends the time (ADR-0064 D1).
+  // The totals are known now; the pipeline spends the time (docs/cost-model.md D1).
   res.dispatch_cycles_exact += cost.exact_cycles;
   res.dispatch_cycles_charged += cost.charged_cycles;
   res.logical_bytes += cost.logical_bytes;
@@ -299,7 +299,7 @@ void PeCpu::start_next() {
   }
   // Converted now, from where the dispatch starts (models/util/clock.h); first,
   // so that a TimeOverflow leaves the pipeline idle and the launch can end.
-  // A time past 2^64 ps fails the launch (issue 11); emit time caught what
+  // A time past 2^64 ps fails the launch; emit time caught what
   // it could (check_time), this is a start later than the kernel's time then.
   sc_core::sc_time charged;
   try {
@@ -310,7 +310,7 @@ void PeCpu::start_next() {
     fault_item(q.id, q.ticket, q.cmd, std::string("dispatch: ") + e.what());
     return;
   }
-  // ADR-0064 D1: PE_CPU is busy for the dispatch cycles, then writes.
+  // docs/cost-model.md D1: PE_CPU is busy for the dispatch cycles, then writes.
   pipeline_busy_ = true;
   step_start_ps_ = now_ps();
   StreamingStats* st = log_.stats();
@@ -321,8 +321,8 @@ void PeCpu::start_next() {
     dispatch_end_.notify(charged);
     return;
   }
-  // The write is sent now, annotated to begin when the dispatch ends (issue
-  // 16 item 1): PE_SCHEDULER takes it then, or once a slot frees, as if
+  // The write is sent now, annotated to begin when the dispatch ends:
+  // PE_SCHEDULER takes it then, or once a slot frees, as if
   // written then, so PE_CPU needs no activation of its own at the end.
   // What it did there is known now (the end, for the statistics) or done
   // at the acceptance (the DISPATCH record, announced to the op log).
@@ -346,7 +346,7 @@ void PeCpu::start_next() {
 
 void PeCpu::dispatched() {
   if (faulted_) return;  // stopped by a CommandFault: nothing more runs
-  // tl.cycles(n) has ended (ADR-0064 D5): nothing is written.
+  // tl.cycles(n) has ended (docs/cost-model.md D5): nothing is written.
   Queued& q = ahead_[head_];
   if (StreamingStats* st = log_.stats()) st->cpu_busy(now_ps(), false);
   current_->cpu_cycles_ps += now_ps() - step_start_ps_;
@@ -458,7 +458,7 @@ void PeCpu::drain() {
 }
 
 void PeCpu::update_signals() {
-  // A posted write whose dispatch has ended waits for a slot (ADR-0064 D1).
+  // A posted write whose dispatch has ended waits for a slot (docs/cost-model.md D1).
   const bool stalled = posted_ && now_ps() >= written_ps_;
   state_signal.write(uint32_t(stalled ? CpuState::kStalled : state_));
   descriptors_signal.write(descriptors_written_);
@@ -474,7 +474,7 @@ void PeCpu::fail_launch(const std::string& error) {
   failed_ = true;
   finish_launch();
   // Reported once the launch has ended, with the actions the user set for
-  // the type (issue 12). SC_THROW throws this report back here: the launch
+  // the type. SC_THROW throws this report back here: the launch
   // has failed, the simulation goes on.
   try {
     SC_REPORT_ERROR(kKernelErrorType, error.c_str());
@@ -487,7 +487,7 @@ void PeCpu::fail_launch(const std::string& error) {
 void PeCpu::run() {
   kernel_thread_ = sc_core::sc_get_current_process_handle();
   for (;;) {
-    // Idle: wait for a launch (issue 13 item 4b). A thread waiting on an
+    // Idle: wait for a launch. A thread waiting on an
     // event nobody notifies keeps no event pending, so sc_start() returns
     // by itself once the work is done.
     while (pending_.empty()) sc_core::wait(launched_);

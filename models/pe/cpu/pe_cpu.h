@@ -2,12 +2,12 @@
 // PE_SCHEDULER's queue. Kernels reach it through TlTarget (tl_target.h).
 //
 // For every command it spends dispatch_cycles(cmd) = FIXED(type) +
-// logical_bytes x R (ADR-0064 D1/D8; state: dispatching), then writes the
-// descriptor with a TLM WRITE: its data is the binary descriptor
+// logical_bytes x R (docs/cost-model.md D1/D8; state: dispatching), then
+// writes the descriptor with a TLM WRITE: its data is the binary descriptor
 // (models/pe/descriptor.h, encoded at dispatch; a command that cannot be
 // encoded is a kernel error there), and unless pe.attrs.cpu.
 // descriptor_extension is false a CommandExtension carries the command, a
-// fast path PE_SCHEDULER may take (issue 13 item 2). The write
+// fast path PE_SCHEDULER may take. The write
 // waits while the queue is full (state: stalled). tl.cycles(n) spends exactly
 // n cycles and writes nothing (D5). A kernel ends when the scheduler has
 // drained; its latency runs from its start to its last completion.
@@ -27,11 +27,12 @@
 //
 // A command that fails while it runs (a time past 2^64 ps, an engine's
 // error; PE_SCHEDULER reports those through fault()) fails the launch like a
-// kernel error: a CommandFault is raised in the kernel thread (issue 11). No
+// kernel error: a CommandFault is raised in the kernel thread. No
 // exception leaves a SystemC method.
 //
-// Kernel errors (a shape mismatch, the ADR-0064 D7 cap, an uninitialised
-// read, a CommandFault, ...) end the launch, never the simulation (issue 12):
+// Kernel errors (a shape mismatch, the docs/cost-model.md D7 cap, an
+// uninitialised read, a CommandFault, ...) end the launch, never the
+// simulation:
 // - The launch's LaunchResult::error holds the message, failed() turns true,
 //   and the PE runs no later launch. The PE is done; other modules go on,
 //   and sc_start() returns when no event is left.
@@ -109,7 +110,7 @@ class PeCpu : public sc_core::sc_module, public TlTarget {
 
   PeCpu(sc_core::sc_module_name name, const PeConfig& cfg, TensorTable& table, OpLog& log);
 
-  // Queues a kernel (issue 13 item 4b): before sc_start or while the
+  // Queues a kernel: before sc_start or while the
   // simulation runs, from any process. Launches run back to back, in
   // order; one made while the PE is idle starts at the current time (a
   // delta later). After a launch fails, later ones do not run (no result;
@@ -121,15 +122,16 @@ class PeCpu : public sc_core::sc_module, public TlTarget {
   // A launch is running, or queued and still to run.
   bool busy() const { return current_ != nullptr || (!failed_ && !pending_.empty()); }
   // Told when a launch fails (its kernel's name and error) or is refused
-  // because an earlier one failed: PE_REGS records kKernelError (issue 13).
+  // because an earlier one failed: PE_REGS records kKernelError.
   using LaunchFailedHandler = std::function<void(const std::string& kernel, const std::string& error)>;
   void on_launch_failed(LaunchFailedHandler h) { on_launch_failed_ = std::move(h); }
   void set_observer(CpuObserver* o) { observer_ = o; }
   CpuObserver* observer() const { return observer_; }
 
   // The one dispatch path, shared by tl (live) and replay: validates and
-  // costs the command (ADR-0064), then queues it for the dispatch pipeline,
-  // which spends the cost in simulated time and writes the descriptor.
+  // costs the command (docs/cost-model.md), then queues it for the dispatch
+  // pipeline, which spends the cost in simulated time and writes the
+  // descriptor.
   void dispatch(Command&& c) override;
   void dispatch(const Command& c) { dispatch(Command(c)); }
   // Built in place (tl_target.h): the free ring slot, else (a full ring)
@@ -167,7 +169,7 @@ class PeCpu : public sc_core::sc_module, public TlTarget {
   // fails with `what`, raised as a CommandFault in the kernel thread, and
   // the PE stops. Only the first fault is told, and none after the launch
   // has failed. A fault while no launch runs (a command a VP wrote through
-  // PE_REGS, issue 13) stops the PE too: the next launch fails with it.
+  // PE_REGS) stops the PE too: the next launch fails with it.
   void fault(uint64_t id, const char* cmd_type, const std::string& what);
 
   // Host access to memory, in zero simulated time after the queue drains
@@ -198,7 +200,7 @@ class PeCpu : public sc_core::sc_module, public TlTarget {
   void fault_item(uint64_t id, uint64_t ticket, const Command& c, const std::string& what);
   void raise(const CommandFault& f);
   // Emit time: a dispatch that would end past 2^64 ps even if it started
-  // now fails before anything is queued (issue 11). Two compares on the
+  // now fails before anything is queued. Two compares on the
   // common path; the exact check only near the limit.
   void check_time(const Command& c, uint64_t charged_cycles, uint64_t id) const {
     if (charged_cycles > safe_cycles_ || now_ps() >= safe_start_ps_) check_time_exact(c, charged_cycles, id);

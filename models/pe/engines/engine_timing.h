@@ -1,11 +1,11 @@
 // What every engine's timing formula is built from, in cycles of the PE
 // clock: checked arithmetic that throws KernelError when a cycle count does
-// not fit in 64 bits (issue 11: never a wrapped figure). Each engine's own
+// not fit in 64 bits (never a wrapped figure). Each engine's own
 // formula lives with the engine (pe_dma.h, pe_gemm.h, pe_math.h,
 // pe_tcm.h) and an engine module annotates exactly its formula's cycles
 // (StageEngine::cycles_of). Pure functions, so tests check stage durations
 // without a simulation. Dispatch cost never enters
-// here (ADR-0064 D5, Test Requirement 5).
+// here (docs/cost-model.md D5, TR5).
 #pragma once
 
 #include <cstdint>
@@ -21,7 +21,7 @@ uint64_t ceil_div_real(uint64_t bytes, double per_cycle);
 // bits.
 [[noreturn, gnu::cold]] void cycles_overflow(const char* what);
 // a + b and a x b cycles; `what` names the formula in the error. Inline:
-// every stage's formula runs them (issue 16 item 1).
+// every stage's formula runs them.
 inline uint64_t cycles_add(uint64_t a, uint64_t b, const char* what) {
   uint64_t r;
   if (__builtin_add_overflow(a, b, &r)) cycles_overflow(what);

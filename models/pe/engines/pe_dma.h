@@ -82,7 +82,7 @@ class PeDma : public StageEngine {
   std::vector<uint8_t> span_;    // a masked burst's span (timing mode: any burst's)
   // Byte-enable patterns, one pitch long, by (pitch, run): a composite's
   // streams take turns (A and B tiles), so a few are kept rather than
-  // rebuilt at every change (issue 16).
+  // rebuilt at every change.
   struct EnablePattern {
     uint64_t pitch = 0, run = 0;
     std::vector<uint8_t> bytes;

@@ -16,7 +16,7 @@ namespace kb {
 uint64_t math_cycles(const PeConfig& cfg, MathOp op, uint64_t elements, int64_t row_len);
 
 // math_cycles() with each op's figures looked up once per configuration:
-// PE_MATH runs it per stage (issue 16 item 1).
+// PE_MATH runs it per stage.
 class MathTiming {
  public:
   explicit MathTiming(const PeConfig& cfg);

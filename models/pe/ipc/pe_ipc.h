@@ -1,4 +1,4 @@
-// PE_IPC: the PE's inter-PE message unit (issue 14 item 5). One in-order
+// PE_IPC: the PE's inter-PE message unit. One in-order
 // engine of PE_SCHEDULER (Engine::kIpc): it runs SEND and RECV stages one at
 // a time, and owns the PE's IPC receive queue behind `msg`, the PE's IPC
 // window (models/mem/address_map.h: ipc_window(g), kIpcWindowStride bytes).
@@ -115,7 +115,7 @@ class PeIpc : public StageEngine {
   // byte is in by now): a RECV from src may issue.
   bool message_ready(uint32_t src) const;
   // Messages sent here that no recv took, "" when none (a run that ends
-  // with some fails: issue 14 item 7, never end silently).
+  // with some fails, never ends silently).
   std::string undelivered() const;
   // Bytes in of the oldest message from src not yet taken (*any: one is).
   uint64_t arrived_bytes(uint32_t src, bool* any) const {

@@ -262,7 +262,7 @@ void PeRegs::register_access(tlm::tlm_generic_payload& p) {
 }
 
 unsigned int PeRegs::transport_dbg(tlm::tlm_generic_payload& p) {
-  // Reads only, never a side effect (issue 13 item 3).
+  // Reads only, never a side effect.
   unsigned char* data = p.get_data_ptr();
   const uint64_t a = p.get_address();
   const unsigned len = p.get_data_length();

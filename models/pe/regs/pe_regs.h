@@ -1,5 +1,5 @@
 // PE_REGS: the PE's register block, the front door of a VP's own CPU or
-// driver (issue 13 items 3 and 4a). The map is models/pe/register_map.h;
+// driver. The map is models/pe/register_map.h;
 // README "The register map" has it as a table.
 //
 // - `in` takes b_transport (and nb_transport through the simple socket's

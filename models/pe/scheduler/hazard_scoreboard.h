@@ -3,7 +3,7 @@
 // comparing the bytes of the tensors they touch, so two views of one tensor
 // conflict only where they overlap (README, "The model"). A strided view (a
 // column slice) touches rows x a column range, not the bounding range
-// between its first and last byte (issue 11).
+// between its first and last byte.
 #pragma once
 
 #include <algorithm>
@@ -66,8 +66,7 @@ class HazardScoreboard {
                            const std::vector<ByteRange>& writes);
   // The same, calling `on_blocker(id, tag, hazard)`, `tag` as the earlier
   // command was added with, instead of allocating a list: the scheduler's
-  // per-command path, whose tag finds the command without a search (issue
-  // 16 item 1).
+  // per-command path, whose tag finds the command without a search.
   template <class F>
   void add(uint64_t id, uint32_t tag, const std::vector<ByteRange>& reads,
            const std::vector<ByteRange>& writes, F on_blocker) {
@@ -77,9 +76,9 @@ class HazardScoreboard {
     add_next(id, tag, on_blocker);
   }
   // Room for the ranges the next add_next() registers, `n_reads` then
-  // `n_writes` of them, filled in place by the caller (issue 16 item 1:
-  // the scheduler computes a command's ranges straight into the entry that
-  // keeps them, no copy, no vector resized per command).
+  // `n_writes` of them, filled in place by the caller (the scheduler computes
+  // a command's ranges straight into the entry that keeps them, no copy, no
+  // vector resized per command).
   struct Lists {
     ByteRange* reads;
     ByteRange* writes;
@@ -96,8 +95,8 @@ class HazardScoreboard {
   template <class F>
   void add_next(uint64_t id, uint32_t tag, F on_blocker) {
     const Ranges later = spare().bind();
-    // Issue 16 item 1: the live entries' whole bounds, one dense array,
-    // first; only an entry they meet is looked at list by list.
+    // The live entries' whole bounds, one dense array, first (this runs
+    // per command); only an entry they meet is looked at list by list.
     const Span* box = boxes_.data();
     for (size_t i = 0; i < live_; ++i) {
       if (!meet(box[i], later.box)) continue;

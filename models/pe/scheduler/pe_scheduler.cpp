@@ -78,7 +78,7 @@ bool PeScheduler::descriptor_error(tlm::tlm_generic_payload& payload, regs::Erro
   const std::string msg = std::string(name()) + ": " + regs::to_string(code) + ": " + what;
   if (on_descriptor_error_) on_descriptor_error_(code, completion_id, msg);
   // SC_THROW (SystemC's default for errors) throws this report back here:
-  // the write is refused, the simulation goes on (issue 13 item 2).
+  // the write is refused, the simulation goes on.
   try {
     SC_REPORT_ERROR(kDescriptorErrorType, msg.c_str());
   } catch (const sc_core::sc_report& r) {
@@ -122,7 +122,7 @@ bool PeScheduler::take_descriptor(tlm::tlm_generic_payload& payload, Incoming& w
   const CommandExtension* ext = payload.get_extension<CommandExtension>();
   if (ext && ext->cmd) {
     // Fast path: the decoded command, once the bytes are its descriptor's
-    // size and framing (STYLE.md 6: the payload carries the bytes).
+    // size and framing (docs/conventions.md 6: the payload carries the bytes).
     const Command& c = *ext->cmd;
     const uint32_t cid = uint32_t(ext->id & desc::kCompletionIdMask);
     if (len != logical_bytes(c)) {
@@ -155,7 +155,7 @@ bool PeScheduler::take_descriptor(tlm::tlm_generic_payload& payload, Incoming& w
   if (auto* comp = std::get_if<CompositeCmd>(&c)) {
     comp->name = "descriptor #" + std::to_string(cid);  // the bytes carry no name (D2)
     try {
-      check_composite_cap(*comp, cfg_.cost_model, name());  // ADR-0064 D7
+      check_composite_cap(*comp, cfg_.cost_model, name());  // docs/cost-model.md D7
     } catch (const CompositeTooLarge& e) {
       return descriptor_error(payload, ErrorCode::kCompositeCap, cid, e.what());
     }
@@ -307,7 +307,7 @@ void PeScheduler::accept_pending() {
 
 namespace {
 // The bytes each tensor touches: its rows x columns, not the bounding range
-// (a column slice skips the rest of every row; issue 11).
+// (a column slice skips the rest of every row).
 // Written to out[0, hs.size()).
 void ranges(const TensorTable& t, const std::vector<Handle>& hs, ByteRange* o) {
   for (Handle h : hs) {
@@ -340,7 +340,7 @@ void PeScheduler::accept(uint64_t id, const Command& cmd) {
   last_id_ = id;
   f.blockers = 0;
   f.waiters.clear();
-  f.plan.start(id, cmd, table_, cfg_);  // ADR-0064 D5: no time
+  f.plan.start(id, cmd, table_, cfg_);  // docs/cost-model.md D5: no time
   auto next_of = [](std::vector<uint64_t>& counts, uint32_t peer) {
     if (counts.size() <= peer) counts.resize(size_t(peer) + 1, 0);
     return counts[peer]++;
@@ -409,7 +409,7 @@ void PeScheduler::complete_command(InFlight& f) {
   // and recycle in turn). Its waiters list stays put while they are
   // released: release() queues stages or completes commands but never
   // accepts one, so nothing reuses f or adds a waiter to it meanwhile (no
-  // copy or swap of the list per command, issue 16 item 1).
+  // copy or swap of the list per command).
   f.data.reset();
   spare_.push_back(&f);
   for (size_t i = 0, n = f.waiters.size(); i < n; ++i) {
@@ -575,12 +575,12 @@ void PeScheduler::request_step() {
   if (phase_ == StepPhase::kNone || phase_ == StepPhase::kIssue) step_.notify(sc_core::SC_ZERO_TIME);
 }
 
-// The canonical order of an instant (issue 16 item 1; README,
-// "Same-instant order"): every stage that ends now completes, in
-// engine-table order; then a held descriptor write is accepted; then every
-// idle engine takes its oldest ready stage, in engine-table order. So the
-// same instant gives the same stages whatever order SystemC ran the
-// processes in, and one activation does what one per engine and event did.
+// The canonical order of an instant (README, "Same-instant order"): every
+// stage that ends now completes, in engine-table order; then a held
+// descriptor write is accepted; then every idle engine takes its oldest
+// ready stage, in engine-table order. So the same instant gives the same
+// stages whatever order SystemC ran the processes in, and one activation
+// does what one per engine and event did.
 void PeScheduler::step() {
   if (faulted_) return;
   const sc_core::sc_time now = sim_now();

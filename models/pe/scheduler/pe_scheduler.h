@@ -6,7 +6,7 @@
 //   long, while fewer than `queue_depth` descriptors are accepted but not
 //   complete; otherwise the write waits for a slot (back-pressure on
 //   PE_CPU). The scheduler decodes the bytes and makes PE_CPU's dispatch
-//   checks (check_command, the ADR-0064 D7 cap; issue 13 item 2). A
+//   checks (check_command, the docs/cost-model.md D7 cap). A
 //   CommandExtension, when present, is a fast path: its command is taken
 //   instead of decoding, once the bytes' length is its logical_bytes and
 //   their framing names its type and id. A descriptor's command id is its
@@ -36,23 +36,23 @@
 //   address gets TLM_ADDRESS_ERROR_RESPONSE, the wrong command for an
 //   address TLM_COMMAND_ERROR_RESPONSE.
 // - Each accepted command becomes stages (tile_plan.h), at no simulated cost
-//   (ADR-0064 D5). A command's stages become ready once every earlier command
-//   it conflicts with (RAW, WAR, WAW on byte ranges) has completed.
+//   (docs/cost-model.md D5). A command's stages become ready once every
+//   earlier command it conflicts with (RAW, WAR, WAW on byte ranges) has
+//   completed.
 // - Per engine, the oldest ready stage goes over its socket as soon as the
 //   engine is idle; engines run concurrently. A stage is a BEGIN_REQ
 //   (nb_transport_fw, from a method; stage_engine.h); the engine answers
 //   TLM_COMPLETED with the stage's duration annotated, or later with
 //   BEGIN_RESP on the backward path, and the scheduler completes the stage
 //   when that time has passed: no thread switch per stage.
-// - One method, step(), does an instant's work in a canonical order (issue
-//   16 item 1): the stages that end now complete (engine-table order), a
-//   held descriptor write is accepted, then every idle engine takes its
-//   oldest ready stage (engine-table order). Which stage an engine takes
-//   thus never depends on the order in which SystemC ran same-time
-//   processes, and an instant costs one activation, not one per engine and
-//   event. step() is an actor of the simulation's instant calendar
-//   (models/util/instant_calendar.h), which runs the PEs' same-time work in
-//   PE order.
+// - One method, step(), does an instant's work in a canonical order: the
+//   stages that end now complete (engine-table order), a held descriptor
+//   write is accepted, then every idle engine takes its oldest ready stage
+//   (engine-table order). Which stage an engine takes thus never depends on
+//   the order in which SystemC ran same-time processes, and an instant costs
+//   one activation, not one per engine and event. step() is an actor of the
+//   simulation's instant calendar (models/util/instant_calendar.h), which
+//   runs the PEs' same-time work in PE order.
 #pragma once
 
 #include <cstdint>
@@ -88,11 +88,11 @@ class CounterHistory;  // models/trace/counter_probe.h
 constexpr uint64_t kQueueAddress = 0x0;
 constexpr uint64_t kDrainAddress = 0x8;
 
-// The SystemC message type of a refused descriptor write (issue 13 item 2).
+// The SystemC message type of a refused descriptor write.
 inline constexpr const char* kDescriptorErrorType = "kernbench/descriptor_error";
 
-// The decoded command riding on a descriptor write (STYLE.md 6): a fast
-// path a target may ignore; the payload's bytes are the descriptor.
+// The decoded command riding on a descriptor write (docs/conventions.md 6): a
+// fast path a target may ignore; the payload's bytes are the descriptor.
 struct CommandExtension : tlm::tlm_extension<CommandExtension> {
   const Command* cmd = nullptr;
   uint64_t id = 0;
@@ -117,7 +117,7 @@ struct StageWord {
 
 class PeScheduler : public sc_core::sc_module {
  public:
-  // From PE_CPU's `cmd` and PE_REGS's queue window (issue 13): any number of
+  // From PE_CPU's `cmd` and PE_REGS's queue window: any number of
   // initiators write descriptors into the one queue.
   tlm_utils::multi_passthrough_target_socket<PeScheduler> in;
   // One socket per engine, named by its port in the engine table
@@ -128,14 +128,14 @@ class PeScheduler : public sc_core::sc_module {
               const TensorTable& table, OpLog& log);
 
   // Where an error raised while a command runs goes (PE_CPU fails the
-  // launch): a method must not let an exception escape (issue 11). Without
+  // launch): a method must not let an exception escape. Without
   // a handler, the exception propagates. A fault stops the scheduler: no
   // stage is issued or completed after it (stages on an engine are abandoned).
   using FaultHandler =
       std::function<void(uint64_t cmd_id, const char* cmd_type, const std::string& what)>;
   void on_fault(FaultHandler h) { on_fault_ = std::move(h); }
 
-  // A descriptor write that does not decode or check (issue 13 item 2):
+  // A descriptor write that does not decode or check:
   // its error code, its completion id (0 when not known) and the message.
   // The write gets an error response; PE_REGS shows the error. Codes:
   // kUnknownType, kBadLength (the length is not the logical bytes its
@@ -152,7 +152,7 @@ class PeScheduler : public sc_core::sc_module {
   void set_pes(uint32_t pes) { pes_ = pes; }
   // Its place among the PEs at an instant (models/util/instant_calendar.h).
   void set_pe(uint32_t pe) { step_.set_pe(pe); }
-  // PE_IPC (issue 14 item 5): sends to one PE and recvs from one PE issue
+  // PE_IPC: sends to one PE and recvs from one PE issue
   // in program order, and a RECV issues only once `recv_gate(src)` says its
   // message is in, so a RECV never holds PE_IPC waiting. wake(e) looks
   // for a stage to issue again (PE_IPC: a message arrived).
@@ -217,7 +217,7 @@ class PeScheduler : public sc_core::sc_module {
     const Command& cmd() const { return ext_cmd ? *ext_cmd : decoded; }
     // o's write, o given this one's storage back; the decoded command
     // moves only when it is the write's (no extension): PE_CPU's writes
-    // move three words (issue 16 item 1).
+    // move three words.
     void swap_with(Incoming& o) {
       std::swap(ext_cmd, o.ext_cmd);
       std::swap(ext_id, o.ext_id);
@@ -256,7 +256,7 @@ class PeScheduler : public sc_core::sc_module {
   const PeConfig& cfg_;
   const TensorTable& table_;
   OpLog& log_;
-  // What every step and stage reads, together (issue 16 item 2): a mesh
+  // What every step and stage reads, together: a mesh
   // visits its PEs in turn at every instant, so each PE finds its lines
   // evicted; the fewer it touches, the fewer misses.
   // One method does an instant's work (step()); while it completes and
@@ -287,7 +287,7 @@ class PeScheduler : public sc_core::sc_module {
   Pending* next_pending();
   const Pending* next_pending() const { return const_cast<PeScheduler*>(this)->next_pending(); }
   // Each engine socket's bound interface, cached once bound: the issue path
-  // skips sc_vector's and sc_port's indirections (issue 16 item 2).
+  // skips sc_vector's and sc_port's indirections.
   tlm::tlm_fw_transport_if<>* engine_fw_[kNumEngines] = {};
   sc_core::sc_time done_at_[kNumEngines];
   int blocked_writers_ = 0;
@@ -303,7 +303,7 @@ class PeScheduler : public sc_core::sc_module {
   HandleAccess access_;  // scratch of accept()
   ReadyQueue<Ready, Older> ready_[kNumEngines];
   // The stage each engine is running, and when it started; what a stage
-  // reads first leads (issue 16 item 2).
+  // reads first leads (fewer cache lines per stage).
   struct Issued {
     Ready r{};
     uint64_t start_ps = 0;

@@ -1,5 +1,5 @@
 // PE_SCHEDULER's ready stages of one engine, smallest first: what a
-// std::priority_queue with std::greater gives, for less (issue 16 item 1).
+// std::priority_queue with std::greater gives, for less work per stage.
 // Stages mostly become ready in order (a later command's after an earlier
 // one's), so a push is an append and a pop moves a head index; one out of
 // order is inserted in place, and one older than every queued item (PE_IPC

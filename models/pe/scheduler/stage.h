@@ -1,6 +1,6 @@
 // A stage: one unit of work PE_SCHEDULER issues to one engine. A single-op
 // command is one stage; a composite becomes a tile plan of stages.
-// Scheduler-generated stages pay no dispatch (ADR-0064 D5).
+// Scheduler-generated stages pay no dispatch (docs/cost-model.md D5).
 #pragma once
 
 #include <cstdint>
@@ -24,11 +24,10 @@ struct BytePattern {
 };
 
 // Everything of a stage but its plan edges: trivially copyable, so the
-// plan resets a reused slot with one assignment (issue 16 item 1).
+// plan resets a reused slot with one assignment.
 // The fields a stage's issue, timing and completion read most lead the
-// struct: fewer cache lines per stage (issue 16 item 2: a mesh's PEs evict
-// each other's lines; the struct is not line-aligned, which measured
-// slower).
+// struct: fewer cache lines per stage (a mesh's PEs evict each other's
+// lines; the struct is not line-aligned: aligned, it ran slower).
 struct StageWork {
   uint64_t cmd_id = 0;
   // Position in the command's plan (stages are produced in this order); the
@@ -72,8 +71,9 @@ static_assert(std::is_trivially_copyable_v<StageWork>);
 
 struct CommandData;  // data mode state of one in-flight command (command_data.h)
 
-// Carries the stage to the engine over the TLM socket (STYLE.md 6); in data
-// mode also the command's data state, so the engine computes real values.
+// Carries the stage to the engine over the TLM socket
+// (docs/conventions.md 6); in data mode also the command's data state, so the
+// engine computes real values.
 struct StageExtension : tlm::tlm_extension<StageExtension> {
   const Stage* stage = nullptr;
   CommandData* data = nullptr;  // null in timing mode

@@ -74,8 +74,8 @@ void gemm_work(Stage& w, int64_t m, int64_t n, int64_t k) {
   w.elements = sat_mul(dim(m), dim(n));
 }
 
-// math_op_is_reduction() of every op, looked up once: every MATH stage asks
-// (issue 16 item 1).
+// math_op_is_reduction() of every op, looked up once: every MATH stage
+// asks.
 const std::array<bool, kNumMathOps> kReduction = [] {
   std::array<bool, kNumMathOps> r{};
   for (int i = 0; i < kNumMathOps; ++i) r[size_t(i)] = math_op_is_reduction(MathOp(i));
@@ -233,9 +233,9 @@ void TilePlan::start(uint64_t cmd_id, const Command& cmd, const TensorTable& tab
                       mc.out, table);
           },
           [&](const CompositeCmd& comp) { composite(comp, table); },
-          // PE_CPU spends tl.cycles itself and never queues it (ADR-0064 D5).
+          // PE_CPU spends tl.cycles itself and never queues it (docs/cost-model.md D5).
           [](const CpuOverheadCmd&) {},
-          // issue 14 item 5: one PE_IPC stage each (models/pe/ipc/pe_ipc.h).
+          // SEND and RECV: one PE_IPC stage each (models/pe/ipc/pe_ipc.h).
           [&](const SendCmd& sd) {
             Stage& w = at(add(RecordKind::kSend, Engine::kIpc, -1));
             const TensorDesc& src = table.at(sd.src);
@@ -354,7 +354,7 @@ void TilePlan::next_tile() {
                            : block_pattern(l.b_at.address, l.b_at.row_stride, l.b_el, l.ki, kk, l.ni, cols));
   }
   // An accumulating GEMM adds onto the output's old value: from HBM it
-  // comes in like an operand block (issue 11), before the first K step.
+  // comes in like an operand block, before the first K step.
   if (read_out && l.o_hbm) dma_read(o_block, l.o_el, 'o', block_pattern(l.o_at.address, l.o_at.row_stride, l.o_el, l.mi, rows, l.ni, cols));
   edge(last_prologue_, fetch);
   edge(old_gemm, fetch);  // operand buffer reuse

@@ -1,5 +1,5 @@
 // PE_SCHEDULER's plan generation: turns an accepted command into stages with
-// dependency edges. Costs no simulated time (ADR-0064 D5).
+// dependency edges. Costs no simulated time (docs/cost-model.md D5).
 //
 // Single-op command: one stage on its engine.
 // CompositeCmd: a tile plan. Prologue ops run once before the tile loop and
@@ -13,7 +13,7 @@
 // buffering: tile t's DMA_READ and FETCH reuse the buffers of tile t-2, so
 // tile t+1's DMA overlaps tile t's GEMM.
 //
-// Lazy (issue 11): the plan is a cursor, not a list. Every stage of tile t
+// Lazy: the plan is a cursor, not a list. Every stage of tile t
 // depends, directly or through tile t's FETCH, on tile t-2's FETCH, so tile
 // t is produced when the FETCH of a tile >= t-2 completes: no stage is
 // produced later than it could become ready, and the stages in memory are
@@ -74,7 +74,7 @@ class TilePlan {
     uint32_t slot = kNoSlot;
     uint64_t seq = 0;
   };
-  // Inlined: every stage of every plan comes through it (issue 16 item 1).
+  // Inlined: every stage of every plan comes through it.
   [[gnu::always_inline]] inline Ref add(RecordKind kind, Engine engine, int64_t tile);
   Stage& at(Ref r) { return slots_[r.slot]; }
   bool completed(Ref r) const { return r.slot == kNoSlot || slots_[r.slot].seq != r.seq; }

@@ -1,8 +1,8 @@
 // A consumer of the installed package: its own sc_main builds a PeTop,
 // launches two tl kernels and prints their latencies.
 //   spin: tl.cycles(kSpinCycles) only; it costs exactly that many PE_CPU
-//         cycles (ADR-0064 D5), so its latency is kSpinCycles clock periods
-//         of the configured clock.
+//         cycles (docs/cost-model.md D5), so its latency is kSpinCycles clock
+//         periods of the configured clock.
 //   gemm: the project's tiled GEMM (kernbench_sc::kernels), a small shape.
 // Exit 0 only if both launches completed and spin's latency is the formula.
 #include <cstdint>
