@@ -1,0 +1,1 @@
+// The machine (ORIGIN-NOTES "The machine"); docs/architecture.md is fine.

@@ -1,0 +1,1 @@
+// issue 11: a fixture of a fixture, never scanned.

@@ -1,0 +1,2 @@
+#include <gtest/gtest.h>
+// Two layers (STYLE.md 4).

@@ -1,0 +1,130 @@
+# Code and comments cite the project's own documents (docs/cost-model.md Dn
+# and TRn, docs/conventions.md n, docs/architecture.md, README), never an
+# issue number or a document kept outside the repository. Checked over the
+# source tree: cmake -DSRC=<tree> -P check_citations.cmake. Prints every
+# citation as "<file>:<line>: <what>: <the line>" and fails if any.
+#
+# Scanned: models/, tb/, kernels/, tests/, examples/, scripts/, cmake/,
+# CMakeLists.txt and .ci/run, but not tests/data (fixtures, this check's
+# own among them), tests/goldens, tests/fuzz/corpus (recorded outputs and
+# inputs), tests/trace_consumer/node_modules (third-party) or this file.
+cmake_minimum_required(VERSION 3.25)
+if(NOT SRC)
+  message(FATAL_ERROR "usage: cmake -DSRC=<source tree> -P check_citations.cmake")
+endif()
+get_filename_component(SRC "${SRC}" ABSOLUTE)
+
+# What is refused, each with what a reader is told (the same index in both
+# lists). "issue" in any case, as a word, with its number.
+set(patterns
+  "(^|[^A-Za-z])[Ii][Ss][Ss][Uu][Ee][Ss]? #?[0-9]"
+  "ADR-0064"
+  "STYLE\\.md"
+  "DESIGN\\.md"
+  "ORIGIN-NOTES")
+set(whats
+  "an issue number (say the reason instead)"
+  "ADR-0064 (cite docs/cost-model.md)"
+  "STYLE.md (cite docs/conventions.md)"
+  "DESIGN.md (cite docs/architecture.md)"
+  "ORIGIN-NOTES (a document outside the repository)")
+list(JOIN patterns "|" any_pattern)
+
+# String literals that keep such text. They are output: the help text of
+# `kernbench config` (its YAML dump carries it as comments), run-time
+# messages that tests match, a generated job script, a compile-time
+# message and Python docstrings (the first one is the script's --help).
+# Changing them changes what a user or a test sees, so they are left as
+# they are. Each entry: <file>|<a substring of the line>.
+set(allowed
+  [=[examples/vp/host_driver.cpp|"driver softmax_merge composite: %u bytes (ADR-0064 D2 logical_bytes %u)\n"]=]
+  [=[models/config/pe_config.cpp|"FIXED cost of a CompositeCmd, cycles (ADR-0064 D3)"]=]
+  [=[models/config/pe_config.cpp|"FIXED cost of a single-op command, cycles (ADR-0064 D8)"]=]
+  [=[models/config/pe_config.cpp|"R, dispatch cycles per logical byte (ADR-0064 D3)"]=]
+  [=[models/config/pe_config.cpp|"cap on one CompositeCmd's logical bytes, bytes (ADR-0064 D7)"]=]
+  [=[models/pe/cpu/cost_model.cpp|"ADR-0064 D8: which FIXED does this command pay?"]=]
+  [=[models/pe/cpu/cost_model.cpp|" (pe.attrs.pe_cost_model.max_composite_logical_bytes, ADR-0064 D7);"]=]
+  [=[tb/kernbench_main.cpp|" points as a Slurm array (issue 16 item 4): task ID runs\n"]=]
+  [=[tests/integration/test_descriptor_path.cpp|HasSubstr("ADR-0064 D7")]=]
+  [=[tests/integration/test_kernel_error.cpp|"ADR-0064 D7)"]=]
+  [=[scripts/hostile_inputs.py|"""Hostile and careless input against the kernbench CLI (issue 11).]=]
+  [=[scripts/hostile_inputs.py|"""`sweep --collect DIR` over hostile point folders (issue 16 item 4):]=])
+
+set(roots models tb kernels tests examples scripts cmake)
+set(top_files CMakeLists.txt .ci/run)
+set(excluded "^tests/(data|goldens|fuzz/corpus|trace_consumer/node_modules)/|^tests/layering/check_citations\\.cmake$")
+set(text_files "(\\.(h|hh|hpp|c|cc|cpp|cxx|inc|cmake|txt|py|sh|mjs|js|json|in|dict|yaml|yml|md)|/CMakeLists\\.txt|^CMakeLists\\.txt|^\\.ci/run)$")
+
+set(files "")
+foreach(root IN LISTS roots)
+  if(IS_DIRECTORY "${SRC}/${root}")
+    file(GLOB_RECURSE found LIST_DIRECTORIES false RELATIVE "${SRC}" "${SRC}/${root}/*")
+    list(APPEND files ${found})
+  endif()
+endforeach()
+foreach(f IN LISTS top_files)
+  if(EXISTS "${SRC}/${f}")
+    list(APPEND files "${f}")
+  endif()
+endforeach()
+list(FILTER files EXCLUDE REGEX "${excluded}")
+list(FILTER files INCLUDE REGEX "${text_files}")
+list(SORT files)
+
+set(citations 0)
+foreach(file IN LISTS files)
+  file(READ "${SRC}/${file}" text)
+  if(NOT text MATCHES "${any_pattern}")
+    continue()
+  endif()
+  # One list element per line, empty lines kept. Characters a CMake list
+  # treats specially (; [ ] \) stand in as placeholders meanwhile.
+  string(REPLACE "\\" "<kb-bs>" text "${text}")
+  string(REPLACE "[" "<kb-lb>" text "${text}")
+  string(REPLACE "]" "<kb-rb>" text "${text}")
+  string(REPLACE ";" "<kb-sc>" text "${text}")
+  string(REPLACE "\n" ";" lines "${text}")
+  set(n 0)
+  foreach(line IN LISTS lines)
+    math(EXPR n "${n} + 1")
+    string(REPLACE "<kb-bs>" "\\" line "${line}")
+    string(REPLACE "<kb-lb>" "[" line "${line}")
+    string(REPLACE "<kb-rb>" "]" line "${line}")
+    string(REPLACE "<kb-sc>" ";" line "${line}")
+    if(NOT line MATCHES "${any_pattern}")
+      continue()
+    endif()
+    set(exempt FALSE)
+    foreach(entry IN LISTS allowed)
+      string(FIND "${entry}" "|" bar)
+      string(SUBSTRING "${entry}" 0 ${bar} entry_file)
+      math(EXPR from "${bar} + 1")
+      string(SUBSTRING "${entry}" ${from} -1 entry_text)
+      if(entry_file STREQUAL file)
+        string(FIND "${line}" "${entry_text}" at)
+        if(NOT at EQUAL -1)
+          set(exempt TRUE)
+          break()
+        endif()
+      endif()
+    endforeach()
+    if(exempt)
+      continue()
+    endif()
+    string(STRIP "${line}" shown)
+    set(i 0)
+    foreach(pattern IN LISTS patterns)
+      if(line MATCHES "${pattern}")
+        list(GET whats ${i} what)
+        message("${file}:${n}: ${what}: ${shown}")
+        math(EXPR citations "${citations} + 1")
+      endif()
+      math(EXPR i "${i} + 1")
+    endforeach()
+  endforeach()
+endforeach()
+if(citations GREATER 0)
+  message(FATAL_ERROR "citations: ${citations} found")
+endif()
+list(LENGTH files checked)
+message("citations: ${checked} files checked, none found")
