@@ -16,7 +16,7 @@ include(CMakePackageConfigHelpers)
 
 # Installed: the hardware, the tl interface and the kernels, with every
 # library below them. Not kb_tb (testbenches) or the CLI.
-set(KB_INSTALLED_LIBS kb_util kb_clock kb_config kb_commands kb_trace kb_tl kb_mem kb_models
+set(KB_INSTALLED_LIBS kb_util kb_clock kb_config kb_isa kb_trace kb_tl kb_mem kb_models
     kb_kernels)
 foreach(lib IN LISTS KB_INSTALLED_LIBS)
   string(REGEX REPLACE "^kb_" "" short ${lib})
@@ -30,8 +30,8 @@ add_library(kernbench_sc::tb ALIAS kb_tb)
 file(MAKE_DIRECTORY ${PROJECT_BINARY_DIR}/include)
 file(CREATE_LINK ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR}/include/kernbench SYMBOLIC)
 
-# Every installed library reaches these two through kb_util or kb_commands.
-foreach(lib kb_util kb_commands)
+# Every installed library reaches these two through kb_util or kb_isa.
+foreach(lib kb_util kb_isa)
   target_include_directories(${lib} PUBLIC
     $<BUILD_INTERFACE:${PROJECT_BINARY_DIR}/include>
     $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}/kernbench>

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "models/pe/tl.h"
+#include "models/tl/tl.h"
 #include "models/util/input_file.h"
 
 namespace kb {

@@ -16,7 +16,7 @@
 
 #include "kernels/ccl/all_reduce.h"
 #include "models/mesh/mesh_router.h"
-#include "models/pe/tensor_table.h"
+#include "models/isa/tensor_table.h"
 #include "tb/ipc_cost_model.h"
 
 namespace kb {

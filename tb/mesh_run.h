@@ -22,7 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/config/pe_config.h"
-#include "models/pe/tl_target.h"
+#include "models/tl/tl_target.h"
 #include "models/trace/chrome_trace.h"
 #include "models/trace/launch_result.h"
 

@@ -303,7 +303,7 @@ nlohmann::json metrics_json(const std::vector<std::pair<std::string, double>>& m
 nlohmann::json launch_json(const LaunchResult& l) {
   nlohmann::json by_type;
   for (int t = 0; t < kNumCommandTypes; ++t) {
-    if (is_ipc_command_type(t) && l.commands_by_type[t] == 0) continue;
+    if (is_optional_command_type(t) && l.commands_by_type[t] == 0) continue;
     by_type[command_type_name(t)] = l.commands_by_type[t];
   }
   return {{"kernel", l.kernel},

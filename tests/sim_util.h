@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "models/pe/tl.h"
+#include "models/tl/tl.h"
 #include "tb/runner.h"
 
 namespace kb::test {

@@ -5,9 +5,9 @@
 #include <cstring>
 #include <limits>
 
-#include <kernbench/models/pe/descriptor.h>
-#include <kernbench/models/pe/register_map.h>
-#include <kernbench/models/pe/tl.h>
+#include <kernbench/models/isa/descriptor.h>
+#include <kernbench/models/isa/register_map.h>
+#include <kernbench/models/tl/tl.h>
 
 namespace {
 const sc_core::sc_time kAccessTime(10, sc_core::SC_NS);

@@ -1,7 +1,7 @@
 // The host CPU's driver for one PE, as a VP's firmware would be: it writes
 // input data to DRAM, tensor descriptors into the PE's descriptor table and
 // binary command descriptors into its queue, all through plain TLM writes
-// (models/pe/register_map.h, models/pe/descriptor.h). PE_CPU is bypassed:
+// (models/isa/register_map.h, models/isa/descriptor.h). PE_CPU is bypassed:
 // the only cost is the driver's own, kAccessTime per access.
 //
 // It runs two jobs on the PE, each checked against a reference computed
@@ -17,8 +17,8 @@
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 
-#include <kernbench/models/pe/commands.h>
-#include <kernbench/models/pe/tensor_table.h>
+#include <kernbench/models/isa/commands.h>
+#include <kernbench/models/isa/tensor_table.h>
 #include <kernbench/kernels/recipes/softmax_merge.h>
 
 class HostDriver : public sc_core::sc_module {

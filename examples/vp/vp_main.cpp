@@ -15,7 +15,7 @@
 #include <systemc>
 
 #include <kernbench/models/pe/pe.h>
-#include <kernbench/models/pe/tl.h>
+#include <kernbench/models/tl/tl.h>
 
 #include "host_driver.h"
 #include "vp_memory.h"

@@ -19,7 +19,7 @@
 #include <cstdint>
 #include <string>
 
-#include "models/pe/tl.h"
+#include "models/tl/tl.h"
 
 namespace kb {
 

@@ -16,7 +16,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "models/pe/tl.h"
+#include "models/tl/tl.h"
 
 namespace kb {
 

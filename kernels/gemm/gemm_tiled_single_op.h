@@ -7,7 +7,7 @@
 
 #include <cstdint>
 
-#include "models/pe/tl.h"
+#include "models/tl/tl.h"
 
 namespace kb {
 

@@ -14,7 +14,7 @@
 #include <array>
 #include <vector>
 
-#include "models/pe/tl.h"
+#include "models/tl/tl.h"
 
 namespace kb {
 

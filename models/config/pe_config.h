@@ -43,7 +43,7 @@ struct GemmConfig {
 
 // MATH: pipeline latency + ceil(elements / lanes) x the op's cycles per
 // lane group, + ceil(log2(row length)) for the reductions rowmax, rowsum.
-// Which MathOp is transcendental: kMathOps in models/pe/commands.cpp.
+// Which MathOp is transcendental: kMathOps in models/isa/commands.cpp.
 struct MathConfig {
   uint64_t lanes = 64;
   uint64_t pipeline_latency_cycles = 4;

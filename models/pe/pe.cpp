@@ -3,7 +3,7 @@
 #include <string>
 
 #include "models/mem/address_map.h"
-#include "models/pe/descriptor.h"
+#include "models/isa/descriptor.h"
 
 namespace kb {
 

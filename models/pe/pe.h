@@ -13,7 +13,7 @@
 //  ipc (the PE's IPC window) --> pe_ipc.msg
 //
 // The front door: `regs` is PE_REGS's register block
-// (models/pe/register_map.h), `irq` its interrupt.
+// (models/isa/register_map.h), `irq` its interrupt.
 //
 //  VP CPU --regs--> pe_regs --queue--> pe_scheduler.in   (descriptors a VP writes)
 //                           --doorbell--> pe_cpu         (launch a registered kernel)
@@ -35,8 +35,8 @@
 #include "models/pe/scheduler/pe_scheduler.h"
 #include "models/pe/engines/pe_tcm.h"
 #include "models/pe/ipc/pe_ipc.h"
-#include "models/pe/pe_place.h"
-#include "models/pe/tensor_table.h"
+#include "models/isa/pe_place.h"
+#include "models/isa/tensor_table.h"
 #include "models/trace/op_log.h"
 
 namespace kb {

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "models/pe/commands.h"
+#include "models/isa/command_table.h"
 #include "models/trace/component_table.h"
 
 namespace kb {

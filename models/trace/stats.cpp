@@ -315,7 +315,7 @@ nlohmann::json to_json(const WindowStats& w) {
   j["commands"]["total"] = w.commands;
   j["commands"]["logical_bytes"] = w.logical_bytes;
   for (int t = 0; t < kNumCommandTypes; ++t) {
-    if (is_ipc_command_type(t) && w.by_type[t].commands == 0) continue;
+    if (is_optional_command_type(t) && w.by_type[t].commands == 0) continue;
     j["commands"]["by_type"][command_type_name(t)] = {{"count", w.by_type[t].commands},
                                                    {"logical_bytes", w.by_type[t].logical_bytes}};
   }
@@ -372,7 +372,7 @@ WindowStats window_from_json(const nlohmann::json& j) {
   w.commands = j.at("commands").at("total");
   w.logical_bytes = j.at("commands").at("logical_bytes");
   for (int t = 0; t < kNumCommandTypes; ++t) {
-    if (is_ipc_command_type(t) && !j.at("commands").at("by_type").contains(command_type_name(t))) continue;
+    if (is_optional_command_type(t) && !j.at("commands").at("by_type").contains(command_type_name(t))) continue;
     const auto& jt = j.at("commands").at("by_type").at(command_type_name(t));
     w.by_type[t] = {jt.at("count"), jt.at("logical_bytes")};
   }

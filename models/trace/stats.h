@@ -28,7 +28,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "models/pe/commands.h"
+#include "models/isa/command_table.h"
 #include "models/trace/component_table.h"
 #include "models/trace/counter_probe.h"
 #include "models/trace/launch_result.h"

@@ -1,5 +1,5 @@
 // libFuzzer harness: the binary descriptor decoder, kb::desc::decode
-// (models/pe/descriptor.h). DecodeError is the expected answer to bytes
+// (models/isa/descriptor.h). DecodeError is the expected answer to bytes
 // that are not a descriptor. Bytes that decode must encode back to exactly
 // themselves (the layout is a bijection on valid descriptors); anything
 // else (a crash, a sanitizer report, another exception, a mismatch) is a
@@ -10,7 +10,7 @@
 #include <cstring>
 #include <vector>
 
-#include "models/pe/descriptor.h"
+#include "models/isa/descriptor.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   kb::desc::Decoded d;

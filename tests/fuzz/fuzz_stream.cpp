@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "models/pe/tensor_table.h"
+#include "models/isa/tensor_table.h"
 #include "models/util/input_file.h"
 #include "tb/command_stream.h"
 

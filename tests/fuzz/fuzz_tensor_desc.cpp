@@ -1,5 +1,5 @@
 // libFuzzer harness: the tensor descriptor decoder, kb::desc::decode_tensor
-// (models/pe/descriptor.h), and the table's validation of what decodes
+// (models/isa/descriptor.h), and the table's validation of what decodes
 // (TensorTable::install). DecodeError and KernelError are the expected
 // answers to bytes that are not a valid tensor. Bytes that decode must
 // encode back to exactly themselves; anything else (a crash, a sanitizer
@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "models/pe/descriptor.h"
+#include "models/isa/descriptor.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static kb::TensorTable table(4u << 20);  // the default TCM size

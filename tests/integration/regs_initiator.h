@@ -12,7 +12,7 @@
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 
-#include "models/pe/register_map.h"
+#include "models/isa/register_map.h"
 
 namespace kb::test {
 

@@ -10,7 +10,7 @@
 #include <map>
 #include <sstream>
 
-#include "models/pe/cpu/cost_model.h"
+#include "models/isa/cost_model.h"
 #include "tests/sim_util.h"
 
 namespace kb {

@@ -9,7 +9,7 @@
 
 #include "kernels/ccl/all_reduce.h"
 #include "models/config/pe_config.h"
-#include "models/pe/tl.h"
+#include "models/tl/tl.h"
 #include "tb/allreduce_model.h"
 #include "tb/mesh_run.h"
 #include "tests/sim_util.h"

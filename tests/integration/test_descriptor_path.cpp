@@ -17,7 +17,7 @@
 
 #include "kernels/attention/gqa_decode.h"
 #include "kernels/gemm/gemm_composite.h"
-#include "models/pe/descriptor.h"
+#include "models/isa/descriptor.h"
 #include "models/pe/pe.h"
 #include "models/pe/scheduler/pe_scheduler.h"
 #include "models/top/pe_top.h"

@@ -9,8 +9,8 @@
 #include <functional>
 #include <memory>
 
-#include "models/pe/cpu/cost_model.h"
-#include "models/pe/descriptor.h"
+#include "models/isa/cost_model.h"
+#include "models/isa/descriptor.h"
 #include "models/pe/engines/engine_timing.h"
 #include "models/pe/engines/pe_dma.h"
 #include "models/top/deadlock.h"

@@ -23,7 +23,7 @@
 #include "models/mem/address_map.h"
 #include "models/mem/hbm.h"
 #include "models/pe/pe.h"
-#include "models/pe/tl.h"
+#include "models/tl/tl.h"
 #include "tb/runner.h"
 #include "tests/sim_util.h"
 #include "tests/test_files.h"

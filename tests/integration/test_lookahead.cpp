@@ -13,7 +13,7 @@
 #include "kernels/attention/long_ctx/long_ctx.h"
 #include "kernels/ccl/all_reduce.h"
 #include "kernels/gemm/gemm_composite.h"
-#include "models/pe/tl.h"
+#include "models/tl/tl.h"
 #include "models/util/instant_calendar.h"
 #include "tb/mesh_run.h"
 #include "tests/sim_util.h"

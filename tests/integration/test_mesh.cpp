@@ -18,7 +18,7 @@
 #include "models/mesh/mesh_router.h"
 #include "models/mesh/ucie_link.h"
 #include "models/pe/engines/pe_dma.h"
-#include "models/pe/tl.h"
+#include "models/tl/tl.h"
 #include "models/top/mesh_top.h"
 #include "tb/runner.h"
 #include "tests/sim_util.h"

@@ -21,7 +21,7 @@
 
 #include "kernels/ccl/all_reduce.h"
 #include "models/config/pe_config.h"
-#include "models/pe/tl.h"
+#include "models/tl/tl.h"
 #include "models/trace/chrome_trace.h"
 #include "models/trace/component_table.h"
 #include "tb/mesh_run.h"

@@ -25,7 +25,7 @@
 
 #include "kernels/gemm/gemm_tiled_single_op.h"
 #include "models/config/pe_config.h"
-#include "models/pe/tl.h"
+#include "models/tl/tl.h"
 #include "models/top/pe_top.h"
 #include "models/trace/chrome_trace.h"
 #include "models/trace/counter_probe.h"

@@ -34,7 +34,7 @@
 #include "kernels/attention/gqa_decode.h"
 #include "kernels/gemm/gemm_composite.h"
 #include "kernels/gemm/gemm_tiled_single_op.h"
-#include "models/pe/tl.h"
+#include "models/tl/tl.h"
 #include "models/trace/chrome_trace.h"
 #include "models/trace/schema_version.h"
 #include "models/trace/stats.h"

@@ -8,7 +8,7 @@
 #include <limits>
 #include <gmock/gmock.h>
 
-#include "models/pe/descriptor.h"
+#include "models/isa/descriptor.h"
 #include "models/pe/engines/engine_timing.h"
 #include "models/pe/engines/pe_dma.h"
 #include "models/pe/engines/pe_gemm.h"

@@ -15,8 +15,8 @@
 #include <systemc>
 #include <tlm>
 
-#include "models/pe/register_map.h"
-#include "models/pe/tl.h"
+#include "models/isa/register_map.h"
+#include "models/tl/tl.h"
 #include "models/top/pe_top.h"
 #include "tb/runner.h"
 #include "tests/integration/regs_initiator.h"

@@ -1,6 +1,6 @@
 // A VP's CPU drives the PE through `regs` alone. It
 // writes tensor descriptors into the table and binary command descriptors
-// (models/pe/descriptor.h) into the QUEUE window; PE_CPU is bypassed. The
+// (models/isa/descriptor.h) into the QUEUE window; PE_CPU is bypassed. The
 // queue's back-pressure holds a write while the queue is full; the drained
 // IRQ tells the CPU that everything completed; a descriptor that does not
 // decode is refused and recorded.
@@ -20,8 +20,8 @@
 #include <tlm>
 
 #include "models/mem/address_map.h"
-#include "models/pe/descriptor.h"
-#include "models/pe/register_map.h"
+#include "models/isa/descriptor.h"
+#include "models/isa/register_map.h"
 #include "models/top/pe_top.h"
 #include "tb/runner.h"
 #include "tests/integration/regs_initiator.h"

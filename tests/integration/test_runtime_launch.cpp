@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <systemc>
 
-#include "models/pe/tl.h"
+#include "models/tl/tl.h"
 #include "models/top/pe_top.h"
 #include "tb/runner.h"
 

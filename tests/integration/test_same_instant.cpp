@@ -5,7 +5,7 @@
 // processes that ended the stages in.
 #include <gtest/gtest.h>
 
-#include "models/pe/tl.h"
+#include "models/tl/tl.h"
 #include "tests/sim_util.h"
 
 namespace kb {

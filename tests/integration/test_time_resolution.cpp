@@ -12,7 +12,7 @@
 #include <string>
 
 #include "models/util/clock.h"
-#include "models/pe/tl.h"
+#include "models/tl/tl.h"
 #include "tb/bench_registry.h"
 #include "tb/runner.h"
 #include "tests/test_files.h"

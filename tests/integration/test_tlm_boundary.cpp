@@ -24,7 +24,7 @@
 #include "models/pe/engines/pe_gemm.h"
 #include "models/pe/engines/pe_math.h"
 #include "models/pe/engines/pe_tcm.h"
-#include "models/pe/tl.h"
+#include "models/tl/tl.h"
 #include "models/top/pe_top.h"
 #include "tb/bench_registry.h"
 #include "tb/runner.h"

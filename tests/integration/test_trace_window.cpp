@@ -23,7 +23,7 @@
 #include "kernels/attention/gqa_decode.h"
 #include "kernels/ccl/all_reduce.h"
 #include "kernels/gemm/gemm_composite.h"
-#include "models/pe/tl.h"
+#include "models/tl/tl.h"
 #include "models/trace/chrome_trace.h"
 #include "tb/mesh_run.h"
 #include "tb/runner.h"

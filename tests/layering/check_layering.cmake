@@ -1,45 +1,47 @@
-# The include rules of the layering, checked over the
-# source tree: cmake -DSRC=<tree> -P check_layering.cmake. Prints every
-# violation as "<file>:<line>: includes <header> (<rule>)" and fails if any.
+# The include rules of the layering (docs/architecture.md, "Layers"),
+# checked over the source tree: cmake -DSRC=<tree> -P check_layering.cmake.
+# Prints every violation as "<file>:<line>: includes <header> (<rule>)",
+# then every cycle between folders as "folder cycle: a -> b -> ... -> a",
+# and fails if there is any.
 #
 # Layers, bottom up: models/util; models/config; models/mem and
 # models/interconnect (memory targets and routing: bytes and addresses);
-# models/trace (+ the command set, models/pe/commands.h, plain data); the
-# tl layer (tl.h over the dispatch interface tl_target.h; the address map's
-# constants); the PE model; models/top; kernels (tl only); tb.
+# models/isa (the instruction set: commands, descriptors, the tensor table,
+# the dispatch checks and cost model; with the address map's constants);
+# models/trace (sees only the isa's command table and its own component
+# table); models/tl, the tl layer (tl.h over the dispatch interface
+# tl_target.h); the PE
+# model, where pe/stage lies below both pe/scheduler and pe/engines;
+# models/top; kernels (tl only); tb. No two folders include each other,
+# directly or through others (docs/conventions.md 16).
 cmake_minimum_required(VERSION 3.25)
 if(NOT SRC)
   message(FATAL_ERROR "usage: cmake -DSRC=<source tree> -P check_layering.cmake")
 endif()
 get_filename_component(SRC "${SRC}" ABSOLUTE)
 
-# The tl layer: what a kernel sees through tl.h.
-set(tl_files models/pe/tl.h models/pe/tl.cpp models/pe/tl_target.h models/pe/commands.h
-    models/pe/commands.cpp models/pe/tensor_table.h models/pe/tensor_table.cpp
-    models/pe/descriptor.h models/pe/descriptor.cpp models/pe/register_map.h models/pe/pe_place.h)
-set(tl_headers models/pe/tl.h models/pe/tl_target.h models/pe/commands.h models/pe/tensor_table.h
-    models/pe/descriptor.h models/pe/register_map.h models/pe/pe_place.h)
-
 # Rule per file: the project headers it may include (regexes over the
 # quoted path). The first matching rule applies; files under tests/ and
 # fixtures are not checked.
 function(allowed file out_regex out_rule)
   if(file MATCHES "^kernels/")
-    set(${out_regex} "^(kernels/|models/pe/tl\\.h$)" PARENT_SCOPE)
-    set(${out_rule} "kernels include only models/pe/tl.h and kernels/" PARENT_SCOPE)
+    set(${out_regex} "^(kernels/|models/tl/tl\\.h$)" PARENT_SCOPE)
+    set(${out_rule} "kernels include only models/tl/tl.h and kernels/" PARENT_SCOPE)
     return()
   endif()
-  list(FIND tl_files "${file}" in_tl)
-  if(NOT in_tl EQUAL -1)
-    list(JOIN tl_headers "|" alts)
-    string(REPLACE "." "\\." alts "${alts}")
-    set(${out_regex} "^(models/util/|models/config/|models/mem/address_map\\.h$|${alts}$)" PARENT_SCOPE)
-    set(${out_rule} "the tl layer includes only itself, models/config, models/util and the address map" PARENT_SCOPE)
+  if(file MATCHES "^models/tl/")
+    set(${out_regex} "^(models/util/|models/config/|models/mem/address_map\\.h$|models/isa/|models/tl/)" PARENT_SCOPE)
+    set(${out_rule} "the tl layer includes only itself, models/isa, models/config, models/util and the address map" PARENT_SCOPE)
+    return()
+  endif()
+  if(file MATCHES "^models/isa/")
+    set(${out_regex} "^(models/util/|models/config/|models/mem/address_map\\.h$|models/isa/)" PARENT_SCOPE)
+    set(${out_rule} "models/isa includes only itself, models/config, models/util and the address map" PARENT_SCOPE)
     return()
   endif()
   if(file MATCHES "^models/trace/")
-    set(${out_regex} "^(models/util/|models/config/|models/trace/|models/pe/commands\\.h$)" PARENT_SCOPE)
-    set(${out_rule} "models/trace includes nothing of models/pe but the command set" PARENT_SCOPE)
+    set(${out_regex} "^(models/util/|models/config/|models/trace/|models/isa/command_table\\.h$)" PARENT_SCOPE)
+    set(${out_rule} "models/trace sees only the tables: nothing of models/pe, of models/isa only command_table.h" PARENT_SCOPE)
     return()
   endif()
   if(file MATCHES "^models/(mem|interconnect)/")
@@ -57,6 +59,11 @@ function(allowed file out_regex out_rule)
     set(${out_rule} "models/util includes only itself" PARENT_SCOPE)
     return()
   endif()
+  if(file MATCHES "^models/pe/stage/")
+    set(${out_regex} "^(models/util/|models/config/|models/isa/|models/trace/|models/pe/stage/)" PARENT_SCOPE)
+    set(${out_rule} "models/pe/stage (what the scheduler gives an engine) lies below the scheduler and the engines" PARENT_SCOPE)
+    return()
+  endif()
   if(file MATCHES "^models/")
     set(${out_regex} "^models/" PARENT_SCOPE)
     set(${out_rule} "models never include kernels or tb" PARENT_SCOPE)
@@ -65,17 +72,26 @@ function(allowed file out_regex out_rule)
   set(${out_regex} "" PARENT_SCOPE)
 endfunction()
 
+# A file's folder, as the cycle check names it: models/pe/cpu/x.h -> models/pe/cpu.
+function(folder_of path out)
+  get_filename_component(dir "${path}" DIRECTORY)
+  set(${out} "${dir}" PARENT_SCOPE)
+endfunction()
+
 file(GLOB_RECURSE files RELATIVE "${SRC}" "${SRC}/models/*.h" "${SRC}/models/*.cpp"
-     "${SRC}/kernels/*.h" "${SRC}/kernels/*.cpp")
+     "${SRC}/kernels/*.h" "${SRC}/kernels/*.cpp" "${SRC}/tb/*.h" "${SRC}/tb/*.cpp")
 list(SORT files)
 set(violations 0)
+set(folders "")
 foreach(file IN LISTS files)
   allowed("${file}" regex rule)
-  if(regex STREQUAL "")
-    continue()
-  endif()
+  folder_of("${file}" from)
   # One list element per line, empty lines kept (file(STRINGS) drops them).
   file(READ "${SRC}/${file}" text)
+  # Square brackets would keep a list element from splitting at ';' (a
+  # comment's "[0, n)" would hide the lines after it): no include has one.
+  string(REPLACE "[" "(" text "${text}")
+  string(REPLACE "]" ")" text "${text}")
   string(REPLACE ";" "\\;" text "${text}")
   string(REPLACE "\n" ";" lines "${text}")
   set(n 0)
@@ -83,15 +99,83 @@ foreach(file IN LISTS files)
     math(EXPR n "${n} + 1")
     if(line MATCHES "^[ \t]*#[ \t]*include[ \t]*\"([^\"]+)\"")
       set(header "${CMAKE_MATCH_1}")
-      if(NOT header MATCHES "${regex}")
+      if(NOT regex STREQUAL "" AND NOT header MATCHES "${regex}")
         message("${file}:${n}: includes ${header} (${rule})")
         math(EXPR violations "${violations} + 1")
+      endif()
+      # The folder graph: an edge from this file's folder to the header's.
+      folder_of("${header}" to)
+      if(header MATCHES "^(models|kernels|tb)/" AND NOT to STREQUAL from)
+        string(MAKE_C_IDENTIFIER "${from}" id)
+        list(APPEND folders "${from}" "${to}")
+        list(APPEND "edges_${id}" "${to}")
+        set("where_${id}_${to}" "${file}:${n}")
       endif()
     endif()
   endforeach()
 endforeach()
-if(violations GREATER 0)
-  message(FATAL_ERROR "layering: ${violations} violations")
+
+# Folder cycles: an edge a -> b lies on a cycle when a is reachable from b.
+# Each such edge is reported with the shortest way back (a breadth-first
+# search from b), so a cycle of n folders prints n lines.
+list(REMOVE_DUPLICATES folders)
+list(SORT folders)
+foreach(f IN LISTS folders)
+  string(MAKE_C_IDENTIFIER "${f}" fid)
+  if(DEFINED edges_${fid})
+    list(REMOVE_DUPLICATES edges_${fid})
+    list(SORT edges_${fid})
+  endif()
+endforeach()
+# The shortest path from `from` to `to` as a list (empty: none).
+function(path_between from to out)
+  string(MAKE_C_IDENTIFIER "${from}" fid)
+  set(queue "${from}")
+  set(seen "${from}")
+  set(parent_${fid} "")
+  while(queue)
+    list(POP_FRONT queue f)
+    string(MAKE_C_IDENTIFIER "${f}" id)
+    foreach(g IN LISTS edges_${id})
+      list(FIND seen "${g}" i)
+      if(NOT i EQUAL -1)
+        continue()
+      endif()
+      list(APPEND seen "${g}")
+      string(MAKE_C_IDENTIFIER "${g}" gid)
+      set(parent_${gid} "${f}")
+      if(g STREQUAL to)
+        set(p "${g}")
+        set(at "${g}")
+        while(NOT at STREQUAL from)
+          string(MAKE_C_IDENTIFIER "${at}" aid)
+          set(at "${parent_${aid}}")
+          list(PREPEND p "${at}")
+        endwhile()
+        set(${out} "${p}" PARENT_SCOPE)
+        return()
+      endif()
+      list(APPEND queue "${g}")
+    endforeach()
+  endwhile()
+  set(${out} "" PARENT_SCOPE)
+endfunction()
+set(cycles 0)
+foreach(a IN LISTS folders)
+  string(MAKE_C_IDENTIFIER "${a}" aid)
+  foreach(b IN LISTS edges_${aid})
+    path_between("${b}" "${a}" back)
+    if(back)
+      list(JOIN back " -> " shown)
+      message("folder cycle: ${a} -> ${shown} (${a} -> ${b} at ${where_${aid}_${b}})")
+      math(EXPR cycles "${cycles} + 1")
+    endif()
+  endforeach()
+endforeach()
+
+if(violations GREATER 0 OR cycles GREATER 0)
+  message(FATAL_ERROR "layering: ${violations} violations, ${cycles} folder cycles")
 endif()
 list(LENGTH files checked)
-message("layering: ${checked} files checked, no violations")
+list(LENGTH folders nfolders)
+message("layering: ${checked} files in ${nfolders} folders checked, no violations, no folder cycles")

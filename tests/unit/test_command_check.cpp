@@ -1,4 +1,4 @@
-// PE_CPU's dispatch checks (models/pe/cpu/command_check.h): the tensors
+// PE_CPU's dispatch checks (models/isa/command_check.h): the tensors
 // check_command finds for a single-op command (CommandTensors) are the ones
 // check_initialised reads and marks, in its order, so handing them over
 // changes no outcome and no message.
@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "models/pe/commands.h"
-#include "models/pe/cpu/command_check.h"
-#include "models/pe/cpu/init_tracker.h"
-#include "models/pe/tensor_table.h"
+#include "models/isa/commands.h"
+#include "models/isa/command_check.h"
+#include "models/isa/init_tracker.h"
+#include "models/isa/tensor_table.h"
 
 namespace kb {
 namespace {

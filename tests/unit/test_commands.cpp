@@ -7,13 +7,13 @@
 
 #include <limits>
 
-#include "models/pe/commands.h"
+#include "models/isa/commands.h"
 #include "models/pe/engines/engine_timing.h"
 #include "models/pe/engines/pe_dma.h"
 #include "models/pe/engines/pe_gemm.h"
 #include "models/pe/engines/pe_math.h"
 #include "models/pe/engines/pe_tcm.h"
-#include "models/pe/tensor_table.h"
+#include "models/isa/tensor_table.h"
 
 namespace kb {
 namespace {

@@ -6,7 +6,7 @@
 #include <random>
 #include <vector>
 
-#include "models/pe/cpu/cost_model.h"
+#include "models/isa/cost_model.h"
 #include "models/util/checked.h"
 
 namespace kb {

@@ -1,4 +1,4 @@
-// Binary descriptors (models/pe/descriptor.h): every command's encoding is
+// Binary descriptors (models/isa/descriptor.h): every command's encoding is
 // exactly its docs/cost-model.md D2 logical_bytes(), decoding gives the
 // command back, and bytes that are not a descriptor are refused with a
 // message that says where and what was expected.
@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "models/pe/descriptor.h"
-#include "models/pe/tl.h"
+#include "models/isa/descriptor.h"
+#include "models/tl/tl.h"
 #include "models/top/pe_top.h"
 #include "tb/bench_registry.h"
 #include "tb/runner.h"

@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "models/pe/tensor_table.h"
+#include "models/isa/tensor_table.h"
 
 namespace kb {
 namespace {

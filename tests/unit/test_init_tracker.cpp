@@ -1,4 +1,4 @@
-// InitTracker (models/pe/cpu/init_tracker.h) against a byte map: a tensor
+// InitTracker (models/isa/init_tracker.h) against a byte map: a tensor
 // is initialised exactly when every byte of every row has been marked,
 // whatever its cache of recent answers holds.
 #include <gtest/gtest.h>
@@ -7,7 +7,7 @@
 #include <random>
 #include <vector>
 
-#include "models/pe/cpu/init_tracker.h"
+#include "models/isa/init_tracker.h"
 
 namespace kb {
 namespace {

@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "models/pe/cpu/command_check.h"
-#include "models/pe/commands.h"
-#include "models/pe/descriptor.h"
-#include "models/pe/tensor_table.h"
-#include "models/pe/tl.h"
+#include "models/isa/command_check.h"
+#include "models/isa/commands.h"
+#include "models/isa/descriptor.h"
+#include "models/isa/tensor_table.h"
+#include "models/tl/tl.h"
 
 namespace kb {
 namespace {

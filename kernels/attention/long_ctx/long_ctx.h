@@ -32,7 +32,7 @@
 #include <string>
 
 #include "kernels/attention/gqa_decode.h"
-#include "models/pe/tl.h"
+#include "models/tl/tl.h"
 
 namespace kb {
 

@@ -2,10 +2,10 @@
 
 #include <cstring>
 
-#include "models/pe/cpu/command_check.h"
-#include "models/pe/descriptor.h"
-#include "models/pe/scheduler/pe_scheduler.h"
-#include "models/pe/tl.h"
+#include "models/isa/command_check.h"
+#include "models/isa/descriptor.h"
+#include "models/isa/queue.h"
+#include "models/tl/tl.h"
 #include "models/trace/stats.h"
 #include "models/util/asan_stack.h"
 

@@ -4,7 +4,7 @@
 // For every command it spends dispatch_cycles(cmd) = FIXED(type) +
 // logical_bytes x R (docs/cost-model.md D1/D8; state: dispatching), then
 // writes the descriptor with a TLM WRITE: its data is the binary descriptor
-// (models/pe/descriptor.h, encoded at dispatch; a command that cannot be
+// (models/isa/descriptor.h, encoded at dispatch; a command that cannot be
 // encoded is a kernel error there), and unless pe.attrs.cpu.
 // descriptor_extension is false a CommandExtension carries the command, a
 // fast path PE_SCHEDULER may take. The write
@@ -65,12 +65,12 @@
 
 #include "models/config/pe_config.h"
 #include "models/util/clock.h"
-#include "models/pe/commands.h"
-#include "models/pe/cpu/cost_model.h"
+#include "models/isa/commands.h"
+#include "models/isa/cost_model.h"
 #include "models/pe/engines/data_port.h"
-#include "models/pe/cpu/init_tracker.h"
-#include "models/pe/tensor_table.h"
-#include "models/pe/tl_target.h"
+#include "models/isa/init_tracker.h"
+#include "models/isa/tensor_table.h"
+#include "models/tl/tl_target.h"
 #include "models/trace/launch_result.h"
 #include "models/trace/op_log.h"
 #include "models/util/instant_calendar.h"
@@ -82,7 +82,7 @@ namespace kb {
 // report of this type is SC_ERROR; its message is the launch's error.
 inline constexpr const char* kKernelErrorType = "kernbench/kernel_error";
 
-struct CommandExtension;  // pe_scheduler.h
+struct CommandExtension;  // models/isa/queue.h
 
 // Sees every tensor declaration and command PE_CPU handles, in order (the
 // seam for recording a replayable stream).

@@ -16,7 +16,7 @@
 #include <tlm>
 
 #include "models/mem/memory_access.h"
-#include "models/pe/tensor_table.h"
+#include "models/isa/tensor_table.h"
 #include "models/util/module_payload.h"
 
 namespace kb {
@@ -54,6 +54,13 @@ class DataPort {
 void host_fill_random(DataPort& port, const TensorDesc& t, uint64_t seed, double lo, double hi);
 void host_write(DataPort& port, const TensorDesc& t, const std::vector<float>& values);
 std::vector<float> host_read(DataPort& port, const TensorDesc& t);
+
+// What an engine computes with in data mode: its data port and the
+// descriptor table (stage_engine.h).
+struct DataContext {
+  DataPort& port;
+  const TensorTable& table;
+};
 
 // Element [r, c]'s byte address (unsigned: no overflow for a validated
 // descriptor, see TensorTable::validate_tensor).

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "models/pe/tensor_table.h"
+#include "models/isa/tensor_table.h"
 
 namespace kb {
 

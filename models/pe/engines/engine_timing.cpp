@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <string>
 
-#include "models/pe/tensor_table.h"
+#include "models/isa/tensor_table.h"
 #include "models/util/checked.h"
 
 namespace kb {

@@ -25,9 +25,9 @@
 
 #include "models/config/pe_config.h"
 #include "models/util/clock.h"
-#include "models/pe/engines/command_data.h"
+#include "models/pe/stage/command_data.h"
 #include "models/pe/engines/data_port.h"
-#include "models/pe/scheduler/stage.h"
+#include "models/pe/stage/stage.h"
 
 namespace kb {
 

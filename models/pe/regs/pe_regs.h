@@ -1,5 +1,5 @@
 // PE_REGS: the PE's register block, the front door of a VP's own CPU or
-// driver. The map is models/pe/register_map.h;
+// driver. The map is models/isa/register_map.h;
 // README "The register map" has it as a table.
 //
 // - `in` takes b_transport (and nb_transport through the simple socket's
@@ -7,7 +7,7 @@
 //   annotated delay, so what it reads or changes is the state at its time.
 // - QUEUE window [kQueue, kStatus): a WRITE at any offset in it (the window
 //   is a port, offsets alias) carries one binary command descriptor
-//   (models/pe/descriptor.h), any length, since a descriptor may be longer
+//   (models/isa/descriptor.h), any length, since a descriptor may be longer
 //   than the window. It goes on `queue` as a descriptor write to
 //   PE_SCHEDULER (kQueueAddress, same data and length), which blocks while
 //   the queue is full: back-pressure on the writer. The scheduler's
@@ -42,10 +42,10 @@
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 
-#include "models/pe/commands.h"
-#include "models/pe/register_map.h"
+#include "models/isa/commands.h"
+#include "models/isa/register_map.h"
 #include "models/pe/scheduler/pe_scheduler.h"
-#include "models/pe/tl_target.h"
+#include "models/tl/tl_target.h"
 
 namespace kb {
 

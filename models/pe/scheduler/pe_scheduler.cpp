@@ -3,9 +3,9 @@
 #include <cstring>
 
 #include "models/trace/counter_probe.h"
-#include "models/pe/cpu/command_check.h"
-#include "models/pe/cpu/cost_model.h"
-#include "models/pe/descriptor.h"
+#include "models/isa/command_check.h"
+#include "models/isa/cost_model.h"
+#include "models/isa/descriptor.h"
 #include "models/util/clock.h"
 #include "models/trace/stats.h"
 #include "models/util/asan_stack.h"

@@ -2,7 +2,7 @@
 // issue logic.
 //
 // - `in` accepts TLM WRITEs at kQueueAddress whose data is one binary
-//   command descriptor (models/pe/descriptor.h), exactly its logical_bytes()
+//   command descriptor (models/isa/descriptor.h), exactly its logical_bytes()
 //   long, while fewer than `queue_depth` descriptors are accepted but not
 //   complete; otherwise the write waits for a slot (back-pressure on
 //   PE_CPU). The scheduler decodes the bytes and makes PE_CPU's dispatch
@@ -68,13 +68,14 @@
 #include <tlm_utils/multi_passthrough_target_socket.h>
 
 #include "models/config/pe_config.h"
-#include "models/pe/commands.h"
-#include "models/pe/register_map.h"
-#include "models/pe/engines/command_data.h"
+#include "models/isa/commands.h"
+#include "models/isa/queue.h"
+#include "models/isa/register_map.h"
+#include "models/pe/stage/command_data.h"
 #include "models/pe/scheduler/hazard_scoreboard.h"
 #include "models/pe/scheduler/ready_queue.h"
-#include "models/pe/scheduler/stage.h"
-#include "models/pe/tensor_table.h"
+#include "models/pe/stage/stage.h"
+#include "models/isa/tensor_table.h"
 #include "models/pe/scheduler/tile_plan.h"
 #include "models/trace/op_log.h"
 #include "models/util/instant_calendar.h"
@@ -84,27 +85,6 @@
 namespace kb {
 
 class CounterHistory;  // models/trace/counter_probe.h
-
-constexpr uint64_t kQueueAddress = 0x0;
-constexpr uint64_t kDrainAddress = 0x8;
-
-// The SystemC message type of a refused descriptor write.
-inline constexpr const char* kDescriptorErrorType = "kernbench/descriptor_error";
-
-// The decoded command riding on a descriptor write (docs/conventions.md 6): a
-// fast path a target may ignore; the payload's bytes are the descriptor.
-struct CommandExtension : tlm::tlm_extension<CommandExtension> {
-  const Command* cmd = nullptr;
-  uint64_t id = 0;
-  tlm::tlm_extension_base* clone() const override {
-    auto* e = new CommandExtension;
-    *e = *this;
-    return e;
-  }
-  void copy_from(const tlm::tlm_extension_base& other) override {
-    *this = static_cast<const CommandExtension&>(other);
-  }
-};
 
 // A stage payload's data: the stage's identity (the extension carries the
 // whole decoded stage).

@@ -28,9 +28,9 @@
 #include <vector>
 
 #include "models/config/pe_config.h"
-#include "models/pe/commands.h"
-#include "models/pe/scheduler/stage.h"
-#include "models/pe/tensor_table.h"
+#include "models/isa/commands.h"
+#include "models/pe/stage/stage.h"
+#include "models/isa/tensor_table.h"
 
 namespace kb {
 

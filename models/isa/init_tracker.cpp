@@ -1,4 +1,4 @@
-#include "models/pe/cpu/init_tracker.h"
+#include "models/isa/init_tracker.h"
 
 namespace kb {
 

@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "models/config/pe_config.h"
-#include "models/pe/commands.h"
-#include "models/pe/tensor_table.h"
-#include "models/pe/tl_target.h"
+#include "models/isa/commands.h"
+#include "models/isa/tensor_table.h"
+#include "models/tl/tl_target.h"
 
 namespace kb {
 

@@ -1,4 +1,4 @@
 #pragma once
 
-#include "models/pe/tl_target.h"
+#include "models/tl/tl_target.h"
 #include "models/pe/pe_cpu.h"

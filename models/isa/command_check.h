@@ -4,8 +4,8 @@
 // operands and their shapes.
 #pragma once
 
-#include "models/pe/commands.h"
-#include "models/pe/tensor_table.h"
+#include "models/isa/commands.h"
+#include "models/isa/tensor_table.h"
 
 namespace kb {
 

@@ -1,9 +1,9 @@
-#include "models/pe/cpu/command_check.h"
+#include "models/isa/command_check.h"
 
 #include <algorithm>
 #include <string>
 
-#include "models/pe/cpu/init_tracker.h"
+#include "models/isa/init_tracker.h"
 #include "models/util/overloaded.h"
 
 namespace kb {

@@ -5,7 +5,7 @@
 //
 //   offset   width  access  register
 //   0x0000   n      W       QUEUE: a write of one binary command descriptor
-//                           (models/pe/descriptor.h), exactly its
+//                           (models/isa/descriptor.h), exactly its
 //                           logical_bytes() long, enqueues it; the write
 //                           waits while the queue is full (back-pressure)
 //   0x0100   4      R       STATUS: kIdle, kBusy or kError (below)

@@ -1,4 +1,4 @@
-#include "models/pe/tl.h"
+#include "models/tl/tl.h"
 
 #include <utility>
 #include <variant>

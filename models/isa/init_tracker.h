@@ -12,7 +12,7 @@
 #include <iterator>
 #include <map>
 
-#include "models/pe/tensor_table.h"
+#include "models/isa/tensor_table.h"
 
 namespace kb {
 

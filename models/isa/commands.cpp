@@ -1,4 +1,4 @@
-#include "models/pe/commands.h"
+#include "models/isa/commands.h"
 
 #include <stdexcept>
 #include <type_traits>
@@ -284,35 +284,6 @@ uint32_t CompositeCmd::logical_bytes() const {
 }
 
 // --- variant helpers
-
-namespace {
-// In the order of Command's alternatives.
-const char* const kCommandTypeNames[kNumCommandTypes] = {
-    "DmaReadCmd", "DmaWriteCmd", "GemmCmd", "MathCmd", "CopyCmd", "CompositeCmd", "CpuOverheadCmd",
-    "SendCmd",    "RecvCmd"};
-}  // namespace
-
-const char* command_type_name(int index) {
-  return index >= 0 && index < kNumCommandTypes ? kCommandTypeNames[index] : "?";
-}
-
-const char* command_type_name(const Command& cmd) { return kCommandTypeNames[cmd.index()]; }
-
-int command_type_index(std::string_view name) {
-  for (int t = 0; t < kNumCommandTypes; ++t)
-    if (name == kCommandTypeNames[t]) return t;
-  return -1;
-}
-
-int command_type_index(const char* name) {
-  for (int t = 0; t < kNumCommandTypes; ++t)
-    if (name == kCommandTypeNames[t]) return t;
-  return command_type_index(std::string_view(name));
-}
-
-bool is_ipc_command_type(int index) {
-  return index == int(Command(SendCmd{}).index()) || index == int(Command(RecvCmd{}).index());
-}
 
 uint32_t logical_bytes(const Command& cmd) {
   return std::visit([](const auto& c) { return c.logical_bytes(); }, cmd);

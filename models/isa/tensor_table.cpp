@@ -1,4 +1,4 @@
-#include "models/pe/tensor_table.h"
+#include "models/isa/tensor_table.h"
 
 #include <algorithm>
 #include <cstdlib>

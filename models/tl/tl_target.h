@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "models/pe/commands.h"
-#include "models/pe/pe_place.h"
-#include "models/pe/tensor_table.h"
+#include "models/isa/commands.h"
+#include "models/isa/pe_place.h"
+#include "models/isa/tensor_table.h"
 
 namespace kb {
 

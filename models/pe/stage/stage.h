@@ -9,7 +9,7 @@
 
 #include <tlm>
 
-#include "models/pe/commands.h"
+#include "models/isa/commands.h"
 #include "models/trace/component_table.h"
 #include "models/trace/op_log.h"
 

@@ -17,6 +17,8 @@
 #include <variant>
 #include <vector>
 
+#include "models/isa/command_table.h"
+
 namespace kb {
 
 // A tensor handle is its address; shape and dtype live in the descriptor
@@ -354,21 +356,13 @@ struct RecvCmd {
 using Command = std::variant<DmaReadCmd, DmaWriteCmd, GemmCmd, MathCmd,
                              CopyCmd, CompositeCmd, CpuOverheadCmd, SendCmd, RecvCmd>;
 
-constexpr int kNumCommandTypes = int(std::variant_size_v<Command>);
-// Command type names as they appear in op logs and records; index is the
-// alternative's position in Command.
-const char* command_type_name(const Command& cmd);
-const char* command_type_name(int index);
-int command_type_index(std::string_view name);  // -1 if unknown
-// The same; a name that is command_type_name()'s own storage (an op-log
-// record's cmd_type) is found by its address, without comparing text.
-int command_type_index(const char* name);
+// The command table (command_table.h) names the alternatives, in order.
+static_assert(kNumCommandTypes == int(std::variant_size_v<Command>),
+              "command_table.h: one row per alternative of Command, in its order");
+inline const char* command_type_name(const Command& cmd) { return kCommandTypes[cmd.index()].name; }
 // Out of line: inlined into callers, g++ 12's sanitizer builds warn that a
 // variant's inactive alternative "may be used uninitialized" (-Werror).
 uint32_t logical_bytes(const Command& cmd);
-// IPC command types (SendCmd, RecvCmd): listed in statistics and result
-// JSON only when a run issued one, so single-PE outputs stay as they were.
-bool is_ipc_command_type(int index);
 
 // Handles a command reads and writes, for the hazard scoreboard.
 // Single-op: operands read, out/dst written. Composite: every op's operands

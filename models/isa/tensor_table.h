@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "models/mem/address_map.h"
-#include "models/pe/commands.h"
-#include "models/pe/register_map.h"
+#include "models/isa/commands.h"
+#include "models/isa/register_map.h"
 
 namespace kb {
 

@@ -64,9 +64,9 @@
 #include <string>
 #include <vector>
 
-#include "models/pe/commands.h"
-#include "models/pe/register_map.h"
-#include "models/pe/tensor_table.h"
+#include "models/isa/commands.h"
+#include "models/isa/register_map.h"
+#include "models/isa/tensor_table.h"
 
 namespace kb::desc {
 

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "models/config/pe_config.h"
-#include "models/pe/commands.h"
+#include "models/isa/commands.h"
 
 namespace kb {
 

@@ -1,4 +1,4 @@
-#include "models/pe/cpu/cost_model.h"
+#include "models/isa/cost_model.h"
 
 #include <cmath>
 #include <optional>

@@ -23,9 +23,7 @@
 #include <utility>
 #include <vector>
 
-#include "models/pe/commands.h"
-#include "models/pe/engines/data_port.h"
-#include "models/pe/tensor_table.h"
+#include "models/isa/commands.h"
 
 namespace kb {
 
@@ -33,11 +31,6 @@ struct CommandData {
   Command cmd;
   std::map<std::pair<int64_t, int64_t>, std::vector<float>> accumulators;  // (m0, n0)
   std::map<std::pair<char, int64_t>, std::vector<uint8_t>> staging;        // (Stage::role, tile)
-};
-
-struct DataContext {
-  DataPort& port;
-  const TensorTable& table;
 };
 
 }  // namespace kb

@@ -1,4 +1,4 @@
-#include "models/pe/descriptor.h"
+#include "models/isa/descriptor.h"
 
 #include <cstring>
 #include <string>

@@ -1,0 +1,3 @@
+// The instruction set reaching up into the PE.
+#include "models/isa/commands.h"
+#include "models/pe/pe.h"

@@ -1,0 +1,2 @@
+#include "models/pe/stage/stage.h"
+#include "models/pe/scheduler/bad.h"

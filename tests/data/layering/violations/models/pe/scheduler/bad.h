@@ -1,0 +1,1 @@
+#include "models/pe/engines/bad.h"
