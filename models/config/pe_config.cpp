@@ -141,10 +141,10 @@ const Entry kSchema[] = {
      KB_FIELD(math.pipeline_latency_cycles), "pipeline latency, cycles"},
     {"pe.attrs.math.elementwise_cycles", Kind::kUint, kPositiveCycles,
      KB_FIELD(math.elementwise_cycles),
-     "add/sub/mul/max, the _bcast forms but div_bcast, scale, fill, rowmax, rowsum per lane group, cycles"},
+     "a math op of cost class elementwise (models/isa/math_ops.h) per lane group, cycles"},
     {"pe.attrs.math.transcendental_cycles", Kind::kUint, kPositiveCycles,
      KB_FIELD(math.transcendental_cycles),
-     "exp/div/div_bcast per lane group, cycles"},
+     "a math op of cost class transcendental (models/isa/math_ops.h) per lane group, cycles"},
     // On-chip SRAM: 4 GiB is far beyond any; addresses stay 32-bit.
     {"pe.attrs.tcm.size_bytes", Kind::kUint, U(1, uint64_t(1) << 32), KB_FIELD(tcm.size_bytes),
      "TCM capacity, bytes"},

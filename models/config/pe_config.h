@@ -42,14 +42,13 @@ struct GemmConfig {
 };
 
 // MATH: pipeline latency + ceil(elements / lanes) x the op's cycles per
-// lane group, + ceil(log2(row length)) for the reductions rowmax, rowsum.
-// Which MathOp is transcendental: kMathOps in models/isa/commands.cpp.
+// lane group, + ceil(log2(row length)) for the row reductions. Which op
+// pays which: its cost class in models/isa/math_ops.h.
 struct MathConfig {
   uint64_t lanes = 64;
   uint64_t pipeline_latency_cycles = 4;
-  // add, sub, mul, max, add_bcast, sub_bcast, mul_bcast, scale, fill, rowmax, rowsum
-  uint64_t elementwise_cycles = 1;
-  uint64_t transcendental_cycles = 4;  // exp, div, div_bcast
+  uint64_t elementwise_cycles = 1;     // an op of cost class elementwise
+  uint64_t transcendental_cycles = 4;  // an op of cost class transcendental
 };
 
 // Tightly coupled SRAM: FETCH (TCM -> engine) and STORE (engine -> TCM).

@@ -138,26 +138,22 @@ void check_math(const TensorTable& t, MathOp op, const Handle* operands, size_t 
     found->set_write(&dout);
     found->resolved = true;
   }
-  switch (op) {
-    case MathOp::kFill: return;
-    case MathOp::kRowMax:
-    case MathOp::kRowSum:
+  switch (math_op_info(op).shape) {
+    case MathShape::kFill: return;
+    case MathShape::kRowReduction:
       if (dout.rows != in[0]->rows || dout.cols != 1) {
         fail(what, "shape mismatch: " + std::string(to_string(op)) + " of src_a " + describe(t, *in[0]) +
                        " needs out [" + std::to_string(in[0]->rows) + ", 1], got " + describe(t, dout));
       }
       return;
-    case MathOp::kAddBcast:
-    case MathOp::kSubBcast:
-    case MathOp::kMulBcast:
-    case MathOp::kDivBcast:
+    case MathShape::kBroadcastColumn:
       expect_same_shape(t, *in[0], dout, what, "src_a", "out");
       if (in[1]->rows != dout.rows || in[1]->cols != 1) {
         fail(what, "shape mismatch: broadcast src_b " + describe(t, *in[1]) + " must be [" +
                        std::to_string(dout.rows) + ", 1] for out " + describe(t, dout));
       }
       return;
-    default:
+    case MathShape::kElementwise:
       for (size_t i = 0; i < count; ++i) {
         expect_same_shape(t, *in[i], dout, what, i == 0 ? "src_a" : "src_b", "out");
       }

@@ -28,51 +28,6 @@ uint32_t extras_bytes(const Extras& extras) {
   return n;
 }
 
-namespace {
-struct MathOpInfo {
-  MathOp op;
-  std::string_view name;  // of a literal: NUL-terminated
-  int arity;
-  bool reduction;
-  bool transcendental;
-};
-constexpr MathOpInfo kMathOps[] = {
-    {MathOp::kAdd, "add", 2, false, false},
-    {MathOp::kSub, "sub", 2, false, false},
-    {MathOp::kMul, "mul", 2, false, false},
-    {MathOp::kMax, "max", 2, false, false},
-    {MathOp::kDiv, "div", 2, false, true},
-    {MathOp::kAddBcast, "add_bcast", 2, false, false},
-    {MathOp::kSubBcast, "sub_bcast", 2, false, false},
-    {MathOp::kMulBcast, "mul_bcast", 2, false, false},
-    {MathOp::kDivBcast, "div_bcast", 2, false, true},
-    {MathOp::kExp, "exp", 1, false, true},
-    {MathOp::kScale, "scale", 1, false, false},
-    {MathOp::kFill, "fill", 0, false, false},
-    {MathOp::kRowMax, "rowmax", 1, true, false},
-    {MathOp::kRowSum, "rowsum", 1, true, false},
-};
-static_assert(sizeof(kMathOps) / sizeof(kMathOps[0]) == kNumMathOps, "kNumMathOps: one row per MathOp");
-const MathOpInfo& info(MathOp op) { return kMathOps[static_cast<int>(op)]; }
-}  // namespace
-
-const char* to_string(MathOp op) { return info(op).name.data(); }
-int math_op_arity(MathOp op) { return info(op).arity; }
-bool math_op_is_reduction(MathOp op) { return info(op).reduction; }
-bool math_op_is_transcendental(MathOp op) { return info(op).transcendental; }
-
-bool math_op_from_string(const std::string& name, MathOp* op) {
-  // Composites name their ops as strings: this runs per op per command.
-  const std::string_view n = name;
-  for (const MathOpInfo& i : kMathOps) {
-    if (same_name(n, i.name)) {  // the length first, no memcmp call (per op, per command)
-      *op = i.op;
-      return true;
-    }
-  }
-  return false;
-}
-
 const char* to_string(OpScope s) {
   switch (s) {
     case OpScope::kPrologue: return "prologue";

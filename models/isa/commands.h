@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "models/isa/command_table.h"
+#include "models/isa/math_ops.h"
 
 namespace kb {
 
@@ -56,31 +57,6 @@ struct Extra {
 };
 using Extras = std::vector<Extra>;
 uint32_t extras_bytes(const Extras& extras);  // 1 (length) + sum
-
-// Elementwise and reduction operations of PE_MATH. Binary "_bcast" variants
-// broadcast a [rows, 1] column over the rows of the first operand.
-enum class MathOp : uint8_t {
-  kAdd,
-  kSub,
-  kMul,
-  kMax,
-  kDiv,
-  kAddBcast,
-  kSubBcast,
-  kMulBcast,
-  kDivBcast,
-  kExp,
-  kScale,   // out = a * extra "factor"
-  kFill,    // out = extra "value"
-  kRowMax,  // [rows, cols] -> [rows, 1]
-  kRowSum,
-};
-constexpr int kNumMathOps = int(MathOp::kRowSum) + 1;  // kRowSum stays last
-const char* to_string(MathOp op);
-bool math_op_from_string(const std::string& name, MathOp* op);
-int math_op_arity(MathOp op);           // operands read
-bool math_op_is_reduction(MathOp op);
-bool math_op_is_transcendental(MathOp op);
 
 // --- Single-op commands (docs/cost-model.md D8: FIXED = fixed_per_single_op_cmd_cycles)
 // Their logical_bytes() are inline: PE_CPU (cost) and PE_SCHEDULER (the

@@ -92,7 +92,7 @@ double number(const Extra& e, const char* op) {
 
 // The math extras: scale's factor or fill's value, nothing else.
 void some_math_extras(Writer& w, MathOp op, const Extras& extras) {
-  const char* field = op == MathOp::kScale ? "factor" : op == MathOp::kFill ? "value" : nullptr;
+  const char* field = math_attr_name(math_op_info(op).attr);
   for (const Extra& e : extras) {
     if (!field || std::string_view(e.name) != field) {
       throw EncodeError(std::string(to_string(op)) + ": extra '" + e.name + "' has no field in the descriptor");
@@ -151,7 +151,7 @@ void op_spec(Writer& w, const OpSpec& op, const TypedOp* typed) {
     gemm = std::string_view(op.kind) == "gemm";
     if (!gemm && !math_op_from_string(op.kind, &m)) throw EncodeError("unknown op kind '" + op.kind + "'");
   }
-  w.u8(gemm ? 0 : uint8_t(1 + uint8_t(m)));
+  w.u8(gemm ? 0 : uint8_t(1 + math_opcode(m)));
   w.u8(uint8_t(uint8_t(op.scope) | (op.has_out ? kHasOut : 0)));
   w.count(op.operands.size(), "operands");
   if (gemm && typed) {  // the decoder found exactly a and b
@@ -176,7 +176,7 @@ void op_spec(Writer& w, const OpSpec& op, const TypedOp* typed) {
 // A composite's op built typed (CompositeCmd::built_typed): the bytes of
 // the OpSpec it stands for (to_spec), written from its fields.
 void typed_op(Writer& w, const TypedOp& op) {
-  w.u8(op.is_gemm() ? 0 : uint8_t(1 + uint8_t(op.math)));
+  w.u8(op.is_gemm() ? 0 : uint8_t(1 + math_opcode(op.math)));
   w.u8(uint8_t(uint8_t(op.scope) | kHasOut));
   if (op.inputs < 0 || op.inputs > 2) throw EncodeError(std::string(kind_name(op)) + ": " + std::to_string(op.inputs) + " operands");
   w.count(size_t(op.inputs), "operands");
@@ -188,9 +188,9 @@ void typed_op(Writer& w, const TypedOp& op) {
     w.i32(op.gemm.m, "m"), w.i32(op.gemm.k, "k"), w.i32(op.gemm.n, "n");
     if (op.gemm.transpose_b) w.u8(uint8_t(0 << 1 | 1));
     if (op.gemm.accumulate) w.u8(uint8_t(1 << 1 | 1));
-  } else if (op.math == MathOp::kScale || op.math == MathOp::kFill) {
+  } else if (const MathAttr attr = math_op_info(op.math).attr; attr != MathAttr::kNone) {
     w.u8(1);
-    w.f32(op.math == MathOp::kScale ? op.attrs.factor : op.attrs.value);
+    w.f32(attr == MathAttr::kFactor ? op.attrs.factor : op.attrs.value);
   } else {
     w.u8(0);
   }
@@ -258,13 +258,14 @@ class Reader {
 
 Extras read_math_extras(Reader& r, MathOp op) {
   const uint8_t n = r.u8("the extras count");
-  const bool has_field = op == MathOp::kScale || op == MathOp::kFill;
+  const char* field = math_attr_name(math_op_info(op).attr);
+  const bool has_field = field != nullptr;
   if (n > (has_field ? 1 : 0)) {
     r.fail(std::string(to_string(op)) + " has " + (has_field ? "at most 1 extra" : "no extras") + ", not " +
            std::to_string(n));
   }
   Extras e;
-  if (n) e.push_back({op == MathOp::kScale ? "factor" : "value", r.f32("a math extra")});
+  if (n) e.push_back({field, r.f32("a math extra")});
   return e;
 }
 
@@ -302,8 +303,8 @@ OpSpec read_op(Reader& r) {
   const bool gemm = code == 0;
   MathOp m{};
   if (!gemm) {
-    if (code - 1 >= kNumMathOps) r.fail("opcode " + std::to_string(code) + " is no op (0: gemm, 1-" + std::to_string(kNumMathOps) + ": math)");
-    m = MathOp(code - 1);
+    if (!math_op_from_opcode(uint8_t(code - 1), &m))
+      r.fail("opcode " + std::to_string(code) + " is no op (0: gemm, 1-" + std::to_string(kNumMathOps) + ": math)");
   }
   op.kind = gemm ? "gemm" : to_string(m);
   const uint8_t scope = r.u8("an op's scope");
@@ -354,7 +355,7 @@ void encode_command(const Command& c, uint32_t completion_id, uint32_t bytes, st
                  },
                  [&](const MathCmd& m) {
                    framing(w, Type::kMath, completion_id);
-                   w.u8(uint8_t(m.op));
+                   w.u8(math_opcode(m.op));
                    w.count(m.operands.size(), "operands");
                    for (Handle h : m.operands) w.u64(h);
                    w.u64(m.out);
@@ -426,8 +427,8 @@ Decoded decode(const uint8_t* data, size_t size) {
     case Type::kMath: {
       MathCmd m;
       const uint8_t code = r.u8("the opcode");
-      if (code >= kNumMathOps) r.fail("math opcode " + std::to_string(code) + " is no MathOp (0-" + std::to_string(kNumMathOps - 1) + ")");
-      m.op = MathOp(code);
+      if (!math_op_from_opcode(code, &m.op))
+        r.fail("math opcode " + std::to_string(code) + " is no MathOp (0-" + std::to_string(kNumMathOps - 1) + ")");
       for (const NamedOperand& o : read_operands(r, false, m.op)) m.operands.push_back(o.handle);
       m.out = r.u64("out");
       m.extra = read_math_extras(r, m.op);

@@ -186,8 +186,9 @@ TypedOp typed_math_op(MathOp kind, OpScope scope, const Tensor& out,
   for (const Tensor& t : operands) op.in[i++] = t.handle;
   op.inputs = i;
   op.out = out.handle;
-  if (kind == MathOp::kScale) op.attrs.factor = attr;
-  if (kind == MathOp::kFill) op.attrs.value = attr;
+  const MathAttr a = math_op_info(kind).attr;  // the op's extra, if it takes one
+  if (a == MathAttr::kFactor) op.attrs.factor = attr;
+  if (a == MathAttr::kValue) op.attrs.value = attr;
   return op;
 }
 

@@ -25,27 +25,14 @@ uint64_t math_cycles(const PeConfig& cfg, MathOp op, uint64_t elements, int64_t 
 
 namespace {
 
-float apply(MathOp op, float a, float b, const MathAttrs& attrs) {
-  switch (op) {
-    case MathOp::kAdd:
-    case MathOp::kAddBcast: return a + b;
-    case MathOp::kSub:
-    case MathOp::kSubBcast: return a - b;
-    case MathOp::kMul:
-    case MathOp::kMulBcast: return a * b;
-    case MathOp::kDiv:
-    case MathOp::kDivBcast: return a / b;
-    case MathOp::kMax: return std::max(a, b);
-    case MathOp::kExp: return std::exp(a);
-    case MathOp::kScale: return a * float(attrs.factor);
-    case MathOp::kFill: return float(attrs.value);
-    default: return 0.0f;
+// The op's extra as its row names it (math_ops.h): scale's factor, fill's value.
+float attr_of(const MathOpInfo& info, const MathAttrs& attrs) {
+  switch (info.attr) {
+    case MathAttr::kFactor: return float(attrs.factor);
+    case MathAttr::kValue: return float(attrs.value);
+    case MathAttr::kNone: break;
   }
-}
-
-bool is_bcast(MathOp op) {
-  return op == MathOp::kAddBcast || op == MathOp::kSubBcast || op == MathOp::kMulBcast ||
-         op == MathOp::kDivBcast;
+  return 0.0f;
 }
 
 // out[r, c] = op(operands) over rows [r0, r0+nr) x cols [c0, c0+nc) of out.
@@ -57,21 +44,20 @@ void math_region(DataContext& ctx, MathOp op, const Handle* in, size_t inputs, H
   std::vector<const TensorDesc*> src;
   for (size_t i = 0; i < inputs; ++i) src.push_back(&ctx.table.at(in[i]));
   std::vector<float> result;
-  if (math_op_is_reduction(op)) {  // out [rows, 1] from src [rows, cols]
+  const MathOpInfo& info = math_op_info(op);
+  if (info.shape == MathShape::kRowReduction) {  // out [rows, 1] from src [rows, cols]
     const TensorDesc& a = *src[0];
     const std::vector<float> x = ctx.port.read_block(a, r0, nr, 0, a.cols);
     for (int64_t r = 0; r < nr; ++r) {
-      float acc = op == MathOp::kRowMax ? -std::numeric_limits<float>::infinity() : 0.0f;
-      for (int64_t c = 0; c < a.cols; ++c) {
-        const float v = x[size_t(r * a.cols + c)];
-        acc = op == MathOp::kRowMax ? std::max(acc, v) : acc + v;
-      }
+      float acc = info.reduce_init;
+      for (int64_t c = 0; c < a.cols; ++c) acc = info.apply(acc, x[size_t(r * a.cols + c)], 0.0f);
       result.push_back(acc);
     }
     ctx.port.write_block(out, r0, nr, 0, 1, result);
     return;
   }
-  const bool bcast = is_bcast(op);
+  const bool bcast = info.shape == MathShape::kBroadcastColumn;
+  const float attr = attr_of(info, attrs);
   const std::vector<float> a = src.size() > 0 ? ctx.port.read_block(*src[0], r0, nr, c0, nc) : std::vector<float>();
   const std::vector<float> b = src.size() > 1 ? ctx.port.read_block(*src[1], r0, nr, bcast ? 0 : c0, bcast ? 1 : nc)
                                               : std::vector<float>();
@@ -80,7 +66,7 @@ void math_region(DataContext& ctx, MathOp op, const Handle* in, size_t inputs, H
     for (int64_t c = 0; c < nc; ++c) {
       const float av = a.empty() ? 0.0f : a[size_t(r * nc + c)];
       const float bv = b.empty() ? 0.0f : b[size_t(bcast ? r : r * nc + c)];
-      result.push_back(apply(op, av, bv, attrs));
+      result.push_back(info.apply(av, bv, attr));
     }
   }
   ctx.port.write_block(out, r0, nr, c0, nc, result);
