@@ -240,6 +240,27 @@ uint32_t CompositeCmd::logical_bytes() const {
 
 // --- variant helpers
 
+bool single_op(const Command& cmd, TypedOp* op) {
+  if (const auto* g = std::get_if<GemmCmd>(&cmd)) {
+    *op = TypedOp{};
+    op->kind = OpKind::kGemm;
+    op->in[0] = g->a, op->in[1] = g->b, op->inputs = 2;
+    op->out = g->out;
+    op->gemm = {g->m, g->n, g->k, g->transpose_b, g->accumulate};
+    return true;
+  }
+  if (const auto* m = std::get_if<MathCmd>(&cmd)) {
+    *op = TypedOp{};
+    op->kind = OpKind::kMath;
+    op->math = m->op;
+    for (size_t i = 0; i < m->operands.size() && i < 2; ++i) op->in[op->inputs++] = m->operands[i];
+    op->out = m->out;
+    op->attrs = math_attrs(m->extra);
+    return true;
+  }
+  return false;
+}
+
 uint32_t logical_bytes(const Command& cmd) {
   return std::visit([](const auto& c) { return c.logical_bytes(); }, cmd);
 }

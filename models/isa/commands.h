@@ -336,6 +336,11 @@ using Command = std::variant<DmaReadCmd, DmaWriteCmd, GemmCmd, MathCmd,
 static_assert(kNumCommandTypes == int(std::variant_size_v<Command>),
               "command_table.h: one row per alternative of Command, in its order");
 inline const char* command_type_name(const Command& cmd) { return kCommandTypes[cmd.index()].name; }
+// A single-op GEMM or MATH command as the typed op it computes (GEMM:
+// a, b, out and its m, n, k and flags; MATH: its op, first two operands,
+// out and extras' attributes); false for every other command.
+bool single_op(const Command& cmd, TypedOp* op);
+
 // Out of line: inlined into callers, g++ 12's sanitizer builds warn that a
 // variant's inactive alternative "may be used uninitialized" (-Werror).
 uint32_t logical_bytes(const Command& cmd);

@@ -5,7 +5,6 @@
 #include "models/pe/engines/dtype_codec.h"
 #include "models/pe/engines/engine_timing.h"
 #include "models/pe/engines/pe_tcm.h"
-#include "models/util/overloaded.h"
 
 namespace kb {
 
@@ -98,19 +97,14 @@ void composite_gemm(DataContext& ctx, const Stage& s, const TypedOp& op, Command
 }  // namespace
 
 void PeGemm::compute(const Stage& s, CommandData& d, DataContext& ctx) {
-  std::visit(overloaded{[&](const GemmCmd& c) {
-                          gemm_full(ctx, ctx.table.at(c.a), ctx.table.at(c.b), ctx.table.at(c.out),
-                                    c.transpose_b, c.accumulate, c.m, c.n, c.k);
-                        },
-                        [&](const CompositeCmd& c) {
-                          // Decoded at dispatch (check_command); the plan made this stage from it.
-                          if (s.op_index >= 0) composite_gemm(ctx, s, c.typed.at(size_t(s.op_index)), d);
-                        },
-                        // No other command has a GEMM stage.
-                        [](const DmaReadCmd&) {}, [](const DmaWriteCmd&) {}, [](const CopyCmd&) {},
-                        [](const MathCmd&) {}, [](const CpuOverheadCmd&) {},
-                        [](const SendCmd&) {}, [](const RecvCmd&) {}},
-             d.cmd);
+  const TypedOp* op = d.op(s.op_index);
+  if (!op) return;
+  if (s.op_index < 0) {  // a single-op GemmCmd: its own m, n, k
+    gemm_full(ctx, ctx.table.at(op->a()), ctx.table.at(op->b()), ctx.table.at(op->out), op->gemm.transpose_b,
+              op->gemm.accumulate, op->gemm.m, op->gemm.n, op->gemm.k);
+    return;
+  }
+  composite_gemm(ctx, s, *op, d);  // the plan made this stage from the op decoded at dispatch
 }
 
 }  // namespace kb

@@ -5,7 +5,6 @@
 #include <limits>
 
 #include "models/pe/engines/engine_timing.h"
-#include "models/util/overloaded.h"
 
 namespace kb {
 
@@ -81,23 +80,12 @@ void math_full(DataContext& ctx, MathOp op, const Handle* in, size_t inputs, Han
 }  // namespace
 
 void PeMath::compute(const Stage& s, CommandData& d, DataContext& ctx) {
-  std::visit(
-      overloaded{
-          [&](const MathCmd& c) {
-            math_full(ctx, c.op, c.operands.data(), c.operands.size(), c.out, math_attrs(c.extra));
-          },
-          [&](const CompositeCmd& c) {
-            if (s.op_index < 0) return;
-            // Decoded at dispatch (check_command); the plan made this stage from it.
-            const TypedOp& op = c.typed.at(size_t(s.op_index));
-            if (s.tile < 0) math_full(ctx, op.math, op.in, size_t(op.inputs), op.out, op.attrs);
-            else math_region(ctx, op.math, op.in, size_t(op.inputs), op.out, op.attrs, s.m0, s.m, s.n0, s.n);
-          },
-          // No other command has a MATH stage.
-          [](const DmaReadCmd&) {}, [](const DmaWriteCmd&) {}, [](const CopyCmd&) {},
-          [](const GemmCmd&) {}, [](const CpuOverheadCmd&) {}, [](const SendCmd&) {},
-          [](const RecvCmd&) {}},
-      d.cmd);
+  const TypedOp* op = d.op(s.op_index);
+  if (!op) return;
+  // A single-op MathCmd, or a composite's whole-tensor op (prologue,
+  // epilogue), covers its out; a tile op its block.
+  if (s.op_index < 0 || s.tile < 0) math_full(ctx, op->math, op->in, size_t(op->inputs), op->out, op->attrs);
+  else math_region(ctx, op->math, op->in, size_t(op->inputs), op->out, op->attrs, s.m0, s.m, s.n0, s.n);
 }
 
 }  // namespace kb

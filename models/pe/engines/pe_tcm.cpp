@@ -12,9 +12,9 @@ uint64_t tcm_cycles(const PeConfig& cfg, uint64_t bytes) {
 
 void PeTcm::compute(const Stage& s, CommandData& d, DataContext& ctx) {
   if (s.kind != RecordKind::kStore || s.op_index < 0) return;  // FETCH moves no values
-  const auto* c = std::get_if<CompositeCmd>(&d.cmd);  // only composites have STORE stages
-  if (!c) return;
-  const TypedOp& op = c->typed.at(size_t(s.op_index));
+  const TypedOp* composite_op = d.op(s.op_index);  // only composites have STORE stages
+  if (!composite_op) return;
+  const TypedOp& op = *composite_op;
   auto it = d.accumulators.find({s.m0, s.n0});
   const TensorDesc& out = ctx.table.at(op.out);
   if (s.role == 'w') {  // the output lives in HBM: staged for the DMA_WRITE

@@ -347,7 +347,7 @@ void PeScheduler::accept(uint64_t id, const Command& cmd) {
   };
   if (const auto* sd = std::get_if<SendCmd>(&cmd)) f.ipc_seq = next_of(sends_accepted_, sd->dst);
   else if (const auto* rv = std::get_if<RecvCmd>(&cmd)) f.ipc_seq = next_of(recvs_accepted_, rv->src);
-  if (cfg_.data_mode) f.data = std::make_unique<CommandData>(CommandData{cmd, {}});
+  if (cfg_.data_mode) f.data = std::make_unique<CommandData>(cmd);
 
   handle_access(cmd, access_);
   const HazardScoreboard::Lists lists = scoreboard_.next(access_.reads.size(), access_.writes.size());

@@ -27,10 +27,30 @@
 
 namespace kb {
 
+// Engines compute typed ops, never a Command (docs/conventions.md 13): the
+// command's ops are decoded once, when its data state is made.
 struct CommandData {
-  Command cmd;
+  // A composite's ops (decoded at dispatch), or a single-op GEMM's or
+  // MATH command's one op (single_op); empty for every other command.
+  std::vector<TypedOp> ops;
+  bool single = false;
   std::map<std::pair<int64_t, int64_t>, std::vector<float>> accumulators;  // (m0, n0)
   std::map<std::pair<char, int64_t>, std::vector<uint8_t>> staging;        // (Stage::role, tile)
+
+  explicit CommandData(const Command& cmd) {
+    if (const auto* c = std::get_if<CompositeCmd>(&cmd)) {
+      ops = c->typed;
+    } else if (TypedOp op; single_op(cmd, &op)) {
+      ops.push_back(op);
+      single = true;
+    }
+  }
+  // The op a stage computes: the command's own for a single-op command's
+  // stage (op_index -1), a composite's op_index-th; null for none.
+  const TypedOp* op(int32_t op_index) const {
+    if (op_index < 0) return single ? &ops[0] : nullptr;
+    return &ops.at(size_t(op_index));
+  }
 };
 
 }  // namespace kb
