@@ -104,11 +104,22 @@ char* write_trace_time(char* p, double v);
 char* write_trace_double(char* p, double v);
 
 constexpr int kTracePid = 1;  // the first process's (a single PE's) pid
-// 7: the tids of a single-PE trace stay what they were; PE_IPC (optional,
-// component_table.h) comes after the launches.
-constexpr int kLaunchTid = int(Component::kPeIpc) + 1;
-inline int trace_tid(Component c) { return c == Component::kPeIpc ? kLaunchTid + 1 : int(c) + 1; }
-constexpr int kNumTraceTids = kLaunchTid + 2;
+// Thread ids from the component table: the components that are always
+// listed first, in table order (1, 2, ...), then the launches' track, then
+// the optional components (component_table.h). A single-PE trace's tids
+// so stay what they are when an optional component is added.
+constexpr int count_components(bool optional) {
+  int n = 0;
+  for (const ComponentInfo& c : kComponents) n += c.optional == optional ? 1 : 0;
+  return n;
+}
+constexpr int kLaunchTid = 1 + count_components(false);
+constexpr int trace_tid(Component c) {
+  int before = 0;  // components of the same kind (optional or not) ahead of c in the table
+  for (int i = 0; i < int(c); ++i) before += kComponents[i].optional == is_optional(c) ? 1 : 0;
+  return is_optional(c) ? kLaunchTid + 1 + before : 1 + before;
+}
+constexpr int kNumTraceTids = kLaunchTid + 1 + count_components(true);
 
 // The trace's slice name of a record: "<cmd_type> <kind>[ <op>]".
 std::string trace_slice_name(const OpRecord& r);

@@ -58,10 +58,54 @@ constexpr EngineInfo kEngines[kNumEngines] = {
     {Engine::kIpc, Component::kPeIpc, "ipc"},
 };
 
+// What an op-log record is: each kind is made by one component, whose
+// optional flag it shares (statistics list an optional kind only where a run
+// has one).
+enum class RecordKind : uint8_t {
+  kDispatch,   // PE_CPU: dispatch_cycles charged before a descriptor write
+  kStall,      // PE_CPU: descriptor write held back by a full queue
+  kCpuCycles,  // PE_CPU: tl.cycles(n)
+  kDmaRead,    // HBM -> TCM
+  kDmaWrite,   // TCM -> HBM
+  kCopy,       // TCM -> TCM
+  kFetch,      // TCM -> engine (composite tile plan)
+  kStore,      // engine -> TCM (composite tile plan)
+  kGemm,
+  kMath,
+  kSend,  // PE_IPC: a message out
+  kRecv,  // PE_IPC: a message taken from the receive queue
+};
+
+struct RecordKindInfo {
+  RecordKind kind;
+  const char* name;  // op log, statistics, Chrome trace slice names
+  Component component;
+};
+
+constexpr RecordKindInfo kRecordKinds[] = {
+    {RecordKind::kDispatch, "DISPATCH", Component::kPeCpu},
+    {RecordKind::kStall, "STALL", Component::kPeCpu},
+    {RecordKind::kCpuCycles, "CPU_CYCLES", Component::kPeCpu},
+    {RecordKind::kDmaRead, "DMA_READ", Component::kPeDma},
+    {RecordKind::kDmaWrite, "DMA_WRITE", Component::kPeDma},
+    {RecordKind::kCopy, "COPY", Component::kPeDma},
+    {RecordKind::kFetch, "FETCH", Component::kPeTcm},
+    {RecordKind::kStore, "STORE", Component::kPeTcm},
+    {RecordKind::kGemm, "GEMM", Component::kPeGemm},
+    {RecordKind::kMath, "MATH", Component::kPeMath},
+    {RecordKind::kSend, "SEND", Component::kPeIpc},
+    {RecordKind::kRecv, "RECV", Component::kPeIpc},
+};
+constexpr int kNumRecordKinds = int(sizeof(kRecordKinds) / sizeof(kRecordKinds[0]));
+
 constexpr const char* to_string(Component c) { return kComponents[int(c)].name; }
+constexpr const char* to_string(RecordKind k) {
+  return int(k) < kNumRecordKinds ? kRecordKinds[int(k)].name : "?";
+}
 constexpr Component engine_component(Engine e) { return kEngines[int(e)].component; }
 constexpr bool is_optional(Component c) { return kComponents[int(c)].optional; }
 constexpr bool is_optional(Engine e) { return is_optional(engine_component(e)); }
+constexpr bool is_optional(RecordKind k) { return is_optional(kRecordKinds[int(k)].component); }
 constexpr bool is_engine(Component c) {
   for (const EngineInfo& e : kEngines)
     if (e.component == c) return true;
@@ -74,8 +118,10 @@ constexpr bool component_table_in_order() {
     if (int(kComponents[c].component) != c) return false;
   for (int e = 0; e < kNumEngines; ++e)
     if (int(kEngines[e].engine) != e || !kComponents[int(kEngines[e].component)].busy) return false;
+  for (int k = 0; k < kNumRecordKinds; ++k)
+    if (int(kRecordKinds[k].kind) != k) return false;
   return true;
 }
-static_assert(component_table_in_order(), "kComponents / kEngines: one row per enumerator, in order");
+static_assert(component_table_in_order(), "kComponents / kEngines / kRecordKinds: one row per enumerator, in order");
 
 }  // namespace kb

@@ -11,24 +11,6 @@
 
 namespace kb {
 
-const char* to_string(RecordKind k) {
-  switch (k) {
-    case RecordKind::kDispatch: return "DISPATCH";
-    case RecordKind::kStall: return "STALL";
-    case RecordKind::kCpuCycles: return "CPU_CYCLES";
-    case RecordKind::kDmaRead: return "DMA_READ";
-    case RecordKind::kDmaWrite: return "DMA_WRITE";
-    case RecordKind::kCopy: return "COPY";
-    case RecordKind::kFetch: return "FETCH";
-    case RecordKind::kStore: return "STORE";
-    case RecordKind::kGemm: return "GEMM";
-    case RecordKind::kMath: return "MATH";
-    case RecordKind::kSend: return "SEND";
-    case RecordKind::kRecv: return "RECV";
-  }
-  return "?";
-}
-
 bool canonical_less(const OpRecord& a, const OpRecord& b) {
   if (a.end_ps != b.end_ps) return a.end_ps < b.end_ps;
   if (a.cmd_id != b.cmd_id) return a.cmd_id < b.cmd_id;

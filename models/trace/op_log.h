@@ -36,24 +36,6 @@
 
 namespace kb {
 
-enum class RecordKind : uint8_t {
-  kDispatch,   // PE_CPU: dispatch_cycles charged before a descriptor write
-  kStall,      // PE_CPU: descriptor write held back by a full queue
-  kCpuCycles,  // PE_CPU: tl.cycles(n)
-  kDmaRead,    // HBM -> TCM
-  kDmaWrite,   // TCM -> HBM
-  kCopy,       // TCM -> TCM
-  kFetch,      // TCM -> engine (composite tile plan)
-  kStore,      // engine -> TCM (composite tile plan)
-  kGemm,
-  kMath,
-  kSend,  // PE_IPC: a message out
-  kRecv,  // PE_IPC: a message taken from the receive queue
-};
-// SEND and RECV: listed in statistics only when a run has one.
-constexpr bool is_ipc_kind(RecordKind k) { return k == RecordKind::kSend || k == RecordKind::kRecv; }
-const char* to_string(RecordKind k);
-
 struct OpRecord {
   Component component = Component::kPeCpu;
   RecordKind kind = RecordKind::kDispatch;

@@ -308,7 +308,7 @@ nlohmann::json to_json(const WindowStats& w) {
   }
   for (int k = 0; k < kNumRecordKinds; ++k) {
     const KindStats& ks = w.kinds[k];
-    if (is_ipc_kind(RecordKind(k)) && ks.count == 0) continue;
+    if (is_optional(RecordKind(k)) && ks.count == 0) continue;
     j["records_by_kind"][to_string(RecordKind(k))] = {
         {"count", ks.count}, {"busy_ps", ks.busy_ps}, {"bytes", ks.bytes}, {"elements", ks.elements}};
   }
@@ -365,7 +365,7 @@ WindowStats window_from_json(const nlohmann::json& j) {
     w.components[int(c.component)] = {jc.at("busy_ps"), jc.at("utilisation"), jc.at("records")};
   }
   for (int k = 0; k < kNumRecordKinds; ++k) {
-    if (is_ipc_kind(RecordKind(k)) && !j.at("records_by_kind").contains(to_string(RecordKind(k)))) continue;
+    if (is_optional(RecordKind(k)) && !j.at("records_by_kind").contains(to_string(RecordKind(k)))) continue;
     const auto& jk = j.at("records_by_kind").at(to_string(RecordKind(k)));
     w.kinds[k] = {jk.at("count"), jk.at("busy_ps"), jk.at("bytes"), jk.at("elements")};
   }

@@ -38,8 +38,6 @@ namespace kb {
 
 extern const std::string kVerdictRule;  // the rule above, as the stats JSON states it
 
-constexpr int kNumRecordKinds = int(RecordKind::kRecv) + 1;
-
 struct Verdict {
   bool cpu_bound = true;
   Component busiest_engine = kEngines[0].component;

@@ -26,6 +26,44 @@ namespace {
 using test::read_file;
 using test::TempDir;
 
+// Trace thread ids come from the table: always-listed components 1, 2, ...
+// in table order, then the launches' track, then the optional ones; every
+// tid once. A single PE's tids are the documented ones (docs/observability.md).
+TEST(ComponentTable, TraceThreadIdsFollowTheTable) {
+  std::set<int> tids{kLaunchTid};
+  int expected = 1;
+  for (const ComponentInfo& c : kComponents) {
+    if (c.optional) continue;
+    EXPECT_EQ(trace_tid(c.component), expected++) << c.name;
+    tids.insert(trace_tid(c.component));
+  }
+  EXPECT_EQ(kLaunchTid, expected++);
+  for (const ComponentInfo& c : kComponents) {
+    if (!c.optional) continue;
+    EXPECT_EQ(trace_tid(c.component), expected++) << c.name;
+    tids.insert(trace_tid(c.component));
+  }
+  EXPECT_EQ(kNumTraceTids, expected);
+  EXPECT_EQ(tids.size(), size_t(kNumComponents) + 1);
+  EXPECT_EQ(trace_tid(Component::kPeCpu), 1);
+  EXPECT_EQ(trace_tid(Component::kPeTcm), 6);
+  EXPECT_EQ(kLaunchTid, 7);
+  EXPECT_EQ(trace_tid(Component::kPeIpc), 8);
+}
+
+// Each record kind belongs to the component that makes it and shares its
+// optional flag; the names are the op log's.
+TEST(ComponentTable, RecordKindsNameTheirComponent) {
+  EXPECT_STREQ(to_string(RecordKind::kDispatch), "DISPATCH");
+  EXPECT_STREQ(to_string(RecordKind::kRecv), "RECV");
+  EXPECT_EQ(kRecordKinds[int(RecordKind::kFetch)].component, Component::kPeTcm);
+  EXPECT_EQ(kRecordKinds[int(RecordKind::kCopy)].component, Component::kPeDma);
+  for (const RecordKindInfo& k : kRecordKinds) {
+    EXPECT_EQ(is_optional(k.kind), k.kind == RecordKind::kSend || k.kind == RecordKind::kRecv) << k.name;
+    EXPECT_TRUE(kComponents[int(k.component)].busy) << k.name;
+  }
+}
+
 // The names the README documents, written out here, not taken from the table.
 TEST(ComponentTable, NamesAndEnginesAreTheDocumentedOnes) {
   EXPECT_STREQ(to_string(Component::kPeCpu), "pe_cpu");
