@@ -41,10 +41,52 @@ endforeach()
 install(TARGETS ${KB_INSTALLED_LIBS} EXPORT kernbench_scTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
-# Headers of the installed libraries only (models/, kernels/), paths kept.
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/models ${PROJECT_SOURCE_DIR}/kernels
-  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/kernbench
-  FILES_MATCHING PATTERN "*.h")
+# The public headers (docs/installing.md, "Headers"; docs/conventions.md 18):
+# what a platform, a driver or a kernel includes. The install takes these and
+# every project header they include, found by following their #include lines,
+# paths kept; headers only the libraries' sources use (checked arithmetic,
+# message formatting, the sanitizer's stack hooks, ...) stay out.
+set(KB_PUBLIC_HEADERS
+  models/top/pe_top.h        # a top of N PEs: the VP's entry point
+  models/top/mesh_top.h      # a mesh of cubes
+  models/pe/pe.h             # one PE, to wire into a platform
+  models/tl/tl.h             # the kernel API
+  models/isa/descriptor.h    # a driver's descriptors and tensor descriptors
+  models/isa/register_map.h  # the PE's registers
+  models/isa/queue.h         # the command queue's addresses and extension
+  models/config/pe_config.h  # the configuration
+  models/trace/chrome_trace.h
+  models/trace/vcd_trace.h
+  models/trace/stats.h
+)
+file(GLOB_RECURSE kb_kernel_headers RELATIVE ${PROJECT_SOURCE_DIR} ${PROJECT_SOURCE_DIR}/kernels/*.h)
+list(SORT kb_kernel_headers)
+list(APPEND KB_PUBLIC_HEADERS ${kb_kernel_headers})
+
+# Every header `headers` include, directly or not, themselves included.
+function(kb_header_closure out)
+  set(todo ${ARGN})
+  set(done "")
+  while(todo)
+    list(POP_FRONT todo h)
+    if(h IN_LIST done OR NOT EXISTS ${PROJECT_SOURCE_DIR}/${h})
+      continue()
+    endif()
+    list(APPEND done ${h})
+    file(STRINGS ${PROJECT_SOURCE_DIR}/${h} lines REGEX "^[ \t]*#[ \t]*include[ \t]*\"(models|kernels)/")
+    foreach(line IN LISTS lines)
+      string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]*\"([^\"]+)\".*" "\\1" inc "${line}")
+      list(APPEND todo ${inc})
+    endforeach()
+  endwhile()
+  list(SORT done)
+  set(${out} ${done} PARENT_SCOPE)
+endfunction()
+kb_header_closure(KB_INSTALLED_HEADERS ${KB_PUBLIC_HEADERS})
+foreach(h IN LISTS KB_INSTALLED_HEADERS)
+  get_filename_component(dir ${h} DIRECTORY)
+  install(FILES ${PROJECT_SOURCE_DIR}/${h} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/kernbench/${dir})
+endforeach()
 
 set(KB_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/kernbench_sc)
 install(EXPORT kernbench_scTargets NAMESPACE kernbench_sc:: DESTINATION ${KB_CMAKE_DIR})

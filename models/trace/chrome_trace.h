@@ -138,7 +138,7 @@ struct TraceTrackEnd {
 
 // One PE's tracks in a trace file: what its op log, occupancy history and
 // launch results write to.
-class TraceProcess {
+class TraceProcess : public OpLogSink {
  public:
   TraceProcess(const TraceProcess&) = delete;
   TraceProcess& operator=(const TraceProcess&) = delete;
@@ -147,9 +147,10 @@ class TraceProcess {
   const std::string& name() const { return name_; }
   // An op-log record, as it completes: its slice, and for an engine stage
   // the flow from its command's DISPATCH.
-  void record(const OpRecord& r);
+  void record(const OpRecord& r) override;
   // The command completed: no more stages will link to its DISPATCH.
-  void command_done(uint64_t cmd_id);
+  void command_done(uint64_t cmd_id) override;
+  bool wants_command_done() const override { return true; }
   void counter(const CounterSample& s);  // queue occupancy
   void launch(const TraceSpan& l);       // launches in order, at the end
 

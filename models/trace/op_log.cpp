@@ -62,17 +62,65 @@ std::string op_log_csv_row(const OpRecord& r) {
   return s;
 }
 
+// The kept records: records() reads them.
+class OpLog::Keeper : public OpLogSink {
+ public:
+  explicit Keeper(std::vector<OpRecord>& records) : records_(records) {}
+  void record(const OpRecord& r) override { records_.push_back(r); }
+
+ private:
+  std::vector<OpRecord>& records_;
+};
+
+// The CSV file, streamed through an OutputFile and moved into place at close().
+class OpLog::CsvFile : public OpLogSink {
+ public:
+  explicit CsvFile(const std::string& path) : file_(path, "op log") { file_.stream() << op_log_csv_header() << '\n'; }
+  void record(const OpRecord& r) override { file_.stream() << op_log_csv_row(r) << '\n'; }
+  void commit() { file_.commit(); }
+
+ private:
+  OutputFile file_;
+};
+
+OpLog::OpLog() : keeper_(std::make_unique<Keeper>(records_)) { sinks_.push_back(keeper_.get()); }
+
 void OpLog::configure(bool keep, const std::string& csv_path) {
-  keep_ = keep;
-  update_wants();
+  remove_sink(keeper_.get());
+  if (keep) add_sink(keeper_.get());
   if (!csv_path.empty()) {
-    csv_ = std::make_unique<OutputFile>(csv_path, "op log");
-    csv_->stream() << op_log_csv_header() << '\n';
+    if (csv_) remove_sink(csv_.get());
+    csv_ = std::make_unique<CsvFile>(csv_path);
+    add_sink(csv_.get());
   }
-  update_wants();
 }
 
 OpLog::~OpLog() = default;
+
+void OpLog::add_sink(OpLogSink* s) {
+  if (!s || std::find(sinks_.begin(), sinks_.end(), s) != sinks_.end()) return;
+  sinks_.push_back(s);
+  if (s->wants_command_done()) done_sinks_.push_back(s);
+  update_wants();
+}
+
+void OpLog::remove_sink(OpLogSink* s) {
+  sinks_.erase(std::remove(sinks_.begin(), sinks_.end(), s), sinks_.end());
+  done_sinks_.erase(std::remove(done_sinks_.begin(), done_sinks_.end(), s), done_sinks_.end());
+  update_wants();
+}
+
+void OpLog::set_stats(StreamingStats* s) {
+  if (stats_) remove_sink(stats_);
+  stats_ = s;
+  add_sink(s);
+}
+
+void OpLog::set_trace(TraceProcess* t) {
+  if (trace_) remove_sink(trace_);
+  trace_ = t;
+  add_sink(t);
+}
 
 void OpLog::add(const OpRecord& r) {
   if (has_ahead_ && ahead_.end_ps <= r.end_ps) {  // time has reached it
@@ -94,10 +142,7 @@ void OpLog::add(const OpRecord& r) {
 }
 
 void OpLog::emit(const OpRecord& r) {
-  if (stats_) stats_->add(r);
-  if (keep_) records_.push_back(r);
-  if (trace_) trace_->record(r);
-  if (csv_) csv_->stream() << op_log_csv_row(r) << '\n';
+  for (OpLogSink* s : sinks_) s->record(r);
 }
 
 void OpLog::flush() {
@@ -112,11 +157,13 @@ void OpLog::emit_instant() {
   if (instant_.size() > 1) std::sort(instant_.begin(), instant_.end(), canonical_less);
   for (const OpRecord& r : instant_) emit(r);
   instant_.clear();
-  for (uint64_t id : done_) trace_command_done(id);
+  for (uint64_t id : done_) tell_command_done(id);
   done_.clear();
 }
 
-void OpLog::trace_command_done(uint64_t id) { trace_->command_done(id); }
+void OpLog::tell_command_done(uint64_t id) {
+  for (OpLogSink* s : done_sinks_) s->command_done(id);
+}
 
 void OpLog::begin_launch() {
   flush();
@@ -126,9 +173,9 @@ void OpLog::begin_launch() {
 void OpLog::close() {
   flush();
   if (!csv_) return;
+  remove_sink(csv_.get());
   csv_->commit();
   csv_.reset();
-  update_wants();
 }
 
 }  // namespace kb

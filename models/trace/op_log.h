@@ -60,6 +60,20 @@ bool canonical_less(const OpRecord& a, const OpRecord& b);
 const char* op_log_csv_header();
 std::string op_log_csv_row(const OpRecord& r);
 
+// A consumer of the op log (docs/conventions.md 19): it sees every record
+// in canonical order, and, if it asks, each command as it completes. The
+// kept records, the CSV file, the statistics and the Chrome trace are sinks;
+// a new consumer is a new sink, not an edit of the log.
+class OpLogSink {
+ public:
+  virtual ~OpLogSink() = default;
+  virtual void record(const OpRecord& r) = 0;
+  // Command `id` completed: told after its last record, to a sink whose
+  // wants_command_done() was true when it was added.
+  virtual void command_done(uint64_t id) { (void)id; }
+  virtual bool wants_command_done() const { return false; }
+};
+
 class StreamingStats;  // stats.h
 class TraceProcess;    // chrome_trace.h
 
@@ -68,7 +82,10 @@ class OpLog {
   // keep: hold records in memory; csv_path: also stream them to a file,
   // written through an OutputFile (throws OutputError if it cannot be).
   void configure(bool keep, const std::string& csv_path);
+  OpLog();
   ~OpLog();
+  OpLog(const OpLog&) = delete;
+  OpLog& operator=(const OpLog&) = delete;
   // A record as it ends (its end_ps is now). Throws std::logic_error if it
   // ends before a record already added.
   void add(const OpRecord& r);
@@ -94,22 +111,20 @@ class OpLog {
   bool wants_records() const { return wants_records_; }
   // Statistics computed as records complete; PE_CPU and PE_SCHEDULER also
   // report their busy state and queue occupancy to it. Null: none.
-  void set_stats(StreamingStats* s) {
-    stats_ = s;
-    update_wants();
-  }
+  void set_stats(StreamingStats* s);
   StreamingStats* stats() const { return stats_; }
   // This PE's process in the Chrome trace, written as records are added.
   // Null: none.
-  void set_trace(TraceProcess* t) {
-    trace_ = t;
-    update_wants();
-  }
+  void set_trace(TraceProcess* t);
+  // Any other consumer; it must outlive the log's last record (close()).
+  void add_sink(OpLogSink* s);
+  void remove_sink(OpLogSink* s);
   // PE_SCHEDULER: command `id` completed (the trace links no more to it),
-  // after its last record: told to the trace after the held records.
+  // after its last record: told to the sinks that want it after the held
+  // records.
   void command_done(uint64_t id) {
-    if (!trace_) return;
-    if (instant_.empty()) trace_command_done(id);
+    if (done_sinks_.empty()) return;
+    if (instant_.empty()) tell_command_done(id);
     else done_.push_back(id);
   }
   void account(Component c, RecordKind kind, uint64_t start_ps, uint64_t end_ps) {
@@ -147,18 +162,23 @@ class OpLog {
     uint64_t launch_busy_ps = 0;  // the same since the last begin_launch()
     uint64_t count = 0;           // records
   };
-  bool wants_records_ = true;  // keep_ || csv_ || stats_ || trace_
+  bool wants_records_ = true;  // a sink is there
   uint64_t count_ = 0;
   Totals totals_[kNumComponents];
-  void update_wants() { wants_records_ = keep_ || csv_ != nullptr || stats_ != nullptr || trace_ != nullptr; }
-  bool keep_ = true;
-  std::unique_ptr<OutputFile> csv_;
+  void update_wants() { wants_records_ = !sinks_.empty(); }
+  // The log's own sinks: the kept records (records()) and the CSV file.
+  class Keeper;
+  class CsvFile;
+  std::unique_ptr<Keeper> keeper_;
+  std::unique_ptr<CsvFile> csv_;
   StreamingStats* stats_ = nullptr;
   TraceProcess* trace_ = nullptr;
-  void trace_command_done(uint64_t id);
-  void emit(const OpRecord& r);  // to every consumer
+  std::vector<OpLogSink*> sinks_;       // in the order they were added
+  std::vector<OpLogSink*> done_sinks_;  // those that want command_done
+  void tell_command_done(uint64_t id);
+  void emit(const OpRecord& r);  // to every sink
   void emit_instant();           // the held records, in canonical order
-  std::vector<OpRecord> records_;
+  std::vector<OpRecord> records_;  // the Keeper's
   std::vector<OpRecord> instant_;  // held records, all ending at instant_ps_
   std::vector<uint64_t> done_;     // commands completed while records were held
   uint64_t instant_ps_ = 0;        // the latest end time added

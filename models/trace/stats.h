@@ -108,11 +108,12 @@ RunStats compute_run_stats(const std::vector<OpRecord>& records,
 // lasts zero time, within one instant, does not count). A launch that fails
 // stops with stages still running: they have no op-log record, but count as
 // busy until the stop in engines_idle and exposed_dispatch.
-class StreamingStats {
+class StreamingStats : public OpLogSink {
  public:
   explicit StreamingStats(uint32_t queue_depth);
   void begin_launch(const std::string& kernel, uint64_t now_ps);
   void add(const OpRecord& r);
+  void record(const OpRecord& r) override { add(r); }  // as the op log's sink
   void cpu_busy(uint64_t now_ps, bool busy);  // dispatching or tl.cycles
   // The dispatch under way ends at `end_ps` (PE_CPU knows it when it
   // starts: pe_cpu.h): PE_CPU is idle from then unless cpu_busy() says

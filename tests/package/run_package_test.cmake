@@ -46,6 +46,13 @@ endif()
 if(EXISTS ${prefix}/include/kernbench/tb)
   message(FATAL_ERROR "run_package_test: testbench headers installed")
 endif()
+# The public headers are a deliberate set (cmake/KbPackage.cmake): headers
+# only the libraries' sources use are not installed.
+foreach(f models/util/asan_stack.h models/util/checked.h models/isa/command_check.h models/top/deadlock.h)
+  if(EXISTS ${prefix}/include/kernbench/${f})
+    message(FATAL_ERROR "run_package_test: internal header ${f} installed")
+  endif()
+endforeach()
 
 set(launcher_arg)
 if(LAUNCHER)
