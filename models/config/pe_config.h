@@ -146,7 +146,7 @@ struct ConfigError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// One schema entry, for documentation (--help, README) and dumping.
+// One schema entry, for documentation (--help, docs/cli.md) and dumping.
 struct ConfigKeyInfo {
   std::string key;        // dotted path, e.g. pe.attrs.pe_cost_model.byte_cycles_recip
   std::string type;       // with its inclusive bounds: "uint in [1, 65536]", "float in [0.001, 1000]", "bool"

@@ -56,7 +56,7 @@ struct OpRecord {
 // order on rows.
 bool canonical_less(const OpRecord& a, const OpRecord& b);
 
-// The CSV header; README documents each column.
+// The CSV header; docs/cli.md ("The op log") documents each column.
 const char* op_log_csv_header();
 std::string op_log_csv_row(const OpRecord& r);
 

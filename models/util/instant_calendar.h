@@ -1,5 +1,5 @@
 // The canonical order of same-time work across the PEs of a simulation
-// (README, "Same-instant order").
+// (docs/architecture.md, "Same-instant order").
 //
 // SystemC runs the processes of one delta cycle in an order the standard
 // leaves open (Debian's kernel: its timed-queue heap and the order of

@@ -8,7 +8,7 @@
 // anything else: a crash, a sanitizer report, another exception, a hang
 // (-timeout), unbounded memory (-rss_limit_mb), or a configuration that
 // loads but whose dump (kernbench config) does not load back to itself, as
-// the README promises.
+// docs/cli.md promises.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>

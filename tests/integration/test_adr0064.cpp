@@ -309,7 +309,7 @@ void odd_shapes(Tl& tl) {
 }
 
 // TR5: and each stage lasts exactly its engine formula, worked out here by
-// hand from the README formulas at the default parameters (not by calling
+// hand from the formulas of docs/architecture.md ("Engine formulas") at the default parameters (not by calling
 // the model's engine_timing functions):
 //   DMA   setup 16 + HBM latency 100 + ceil(bytes / 204.8)
 //         (B = 8 channels x 32 GB/s x 0.8 / 1 GHz = 204.8 bytes per cycle)

@@ -110,7 +110,7 @@ INSTANTIATE_TEST_SUITE_P(
 namespace kb {
 namespace {
 
-// The alpha-beta model (tb/allreduce_model.h, derived in README) against
+// The alpha-beta model (tb/allreduce_model.h, derived in docs/mesh.md) against
 // the simulation: within 10% on two mesh shapes and three sizes, for both
 // algorithms (timing mode).
 class AllReduceModel : public testing::TestWithParam<std::tuple<bool, std::tuple<uint32_t, uint32_t, uint32_t>>> {};

@@ -64,7 +64,7 @@ TEST(ComponentTable, RecordKindsNameTheirComponent) {
   }
 }
 
-// The names the README documents, written out here, not taken from the table.
+// The names docs/observability.md documents, written out here, not taken from the table.
 TEST(ComponentTable, NamesAndEnginesAreTheDocumentedOnes) {
   EXPECT_STREQ(to_string(Component::kPeCpu), "pe_cpu");
   EXPECT_STREQ(to_string(Component::kPeScheduler), "pe_scheduler");

@@ -384,7 +384,7 @@ Kernel accumulate_into(MemSpace out_space) {
 TEST(AccumulateIntoHbm, OutputBlockIsReadBeforeTheFirstKStep) {
   const PeConfig cfg = tile64();
   const RunResult r = run_kernel(accumulate_into(MemSpace::kHbm), cfg);
-  // DMA formula by hand (README): setup 16 + HBM latency 100 + ceil(bytes /
+  // DMA formula by hand (docs/architecture.md, "Engine formulas"): setup 16 + HBM latency 100 + ceil(bytes /
   // B), B = 8 channels x 32 GB/s x 0.8 / 1 GHz = 204.8 bytes per cycle.
   //   block 64 x 64 fp32 = 16384 bytes: 16384 / 204.8 = 80     -> 196 cycles
   //   block 64 x 6 fp32  =  1536 bytes:  1536 / 204.8 = 7.5 -> 8 -> 124 cycles

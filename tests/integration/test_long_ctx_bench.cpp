@@ -34,7 +34,7 @@ using kb::test::mesh_config;
 double num(const nlohmann::json& row, const char* key) { return row.at(key).get<double>(); }
 
 // Every case and context of a small run has every figure, and each figure
-// is the formula the README gives (relative tolerance for the JSON's doubles).
+// is the formula docs/long-context.md gives (relative tolerance for the JSON's doubles).
 TEST(LongCtxBench, JsonHasEveryCaseAndContextAndTheFiguresFollowTheirFormulas) {
   TempDir dir;
   const std::string json = dir.file("f.json");

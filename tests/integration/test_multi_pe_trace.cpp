@@ -340,7 +340,7 @@ TEST(MultiPeTrace, ANameGivenTwiceIsRefused) {
 // (--stats), the run summary (kernbench --json) and the trace's metadata;
 // a single PE is pid 1 named "pe" (its name()).
 TEST(MultiPeTrace, SchemaVersionInStatsJsonAndTrace) {
-  static_assert(kSchemaVersion == 1, "README documents schema_version 1");
+  static_assert(kSchemaVersion == 1, "docs/observability.md documents schema_version 1");
   TempDir dir;
   RunSpec spec;
   spec.launches = {{"math", math_kernel}};

@@ -1,6 +1,6 @@
 // Loads a kernbench --trace file with the Chrome DevTools trace engine
 // (npm @paulirish/trace_engine, the Performance panel's model) and checks
-// that the engine reads it as the README documents:
+// that the engine reads it as docs/observability.md documents:
 //   - parsing raises no error and logs no error or warning;
 //   - every slice ("ph":"X") is placed in its thread's tree: none is dropped
 //     as mis-nested (the engine drops a slice that starts inside the previous

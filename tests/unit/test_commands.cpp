@@ -310,7 +310,7 @@ TEST(TensorTableView, RingMadeWhenReservedOrAtTheFirstView) {
 }
 
 // --- engine timing with checked arithmetic. Values by hand from
-// the README's formulas with the parameters set here.
+// the formulas of docs/architecture.md ("Engine formulas") with the parameters set here.
 
 PeConfig small_config() {
   PeConfig cfg;

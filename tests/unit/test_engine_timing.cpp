@@ -1,5 +1,5 @@
 // PE_MATH's per-op figures looked up once (MathTiming)
-// give every op the README formula's cycles: pipeline latency +
+// give every op the cycles of docs/architecture.md's formula: pipeline latency +
 // ceil(elements / lanes) x the op's cycles per vector (+ ceil(log2(row
 // length)) for reductions), the reference computed here in 128 bits; a
 // count past 64 bits is an error, not a wrapped figure.

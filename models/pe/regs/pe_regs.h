@@ -1,6 +1,6 @@
 // PE_REGS: the PE's register block, the front door of a VP's own CPU or
 // driver. The map is models/isa/register_map.h;
-// README "The register map" has it as a table.
+// docs/front-door.md, "The register map", has it as a table.
 //
 // - `in` takes b_transport (and nb_transport through the simple socket's
 //   conversion) and transport_dbg. A b_transport first waits out its

@@ -1,7 +1,7 @@
 // PE_SCHEDULER's hazard scoreboard: orders read-after-write,
 // write-after-read and write-after-write between in-flight commands by
 // comparing the bytes of the tensors they touch, so two views of one tensor
-// conflict only where they overlap (README, "The model"). A strided view (a
+// conflict only where they overlap (docs/architecture.md, "PE_SCHEDULER: the queue and hazards"). A strided view (a
 // column slice) touches rows x a column range, not the bounding range
 // between its first and last byte.
 #pragma once

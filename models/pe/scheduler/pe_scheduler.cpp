@@ -575,7 +575,7 @@ void PeScheduler::request_step() {
   if (phase_ == StepPhase::kNone || phase_ == StepPhase::kIssue) step_.notify(sc_core::SC_ZERO_TIME);
 }
 
-// The canonical order of an instant (README, "Same-instant order"): every
+// The canonical order of an instant (docs/architecture.md, "Same-instant order"): every
 // stage that ends now completes, in engine-table order; then a held
 // descriptor write is accepted; then every idle engine takes its oldest
 // ready stage, in engine-table order. So the same instant gives the same
