@@ -197,7 +197,7 @@ const char* kind_name(const TypedOp& op) {
 }
 
 namespace {
-bool has_math_attr(MathOp m) { return m == MathOp::kScale || m == MathOp::kFill; }
+bool has_math_attr(MathOp m) { return math_op_attr(m) != MathAttr::kNone; }
 }  // namespace
 
 OpSpec to_spec(const TypedOp& op) {
@@ -209,10 +209,8 @@ OpSpec to_spec(const TypedOp& op) {
     s.extra = {{"m", op.gemm.m}, {"k", op.gemm.k}, {"n", op.gemm.n}};
     if (op.gemm.transpose_b) s.extra.push_back({"transpose_b", true});
     if (op.gemm.accumulate) s.extra.push_back({"accumulate", true});
-  } else if (op.math == MathOp::kScale) {
-    s.extra = {{"factor", op.attrs.factor}};
-  } else if (op.math == MathOp::kFill) {
-    s.extra = {{"value", op.attrs.value}};
+  } else if (const MathAttr a = math_op_attr(op.math); a != MathAttr::kNone) {  // its row's extra
+    s.extra = {{math_attr_name(a), a == MathAttr::kFactor ? op.attrs.factor : op.attrs.value}};
   }
   return s;
 }

@@ -92,7 +92,7 @@ double number(const Extra& e, const char* op) {
 
 // The math extras: scale's factor or fill's value, nothing else.
 void some_math_extras(Writer& w, MathOp op, const Extras& extras) {
-  const char* field = math_attr_name(math_op_info(op).attr);
+  const char* field = math_attr_name(math_op_attr(op));
   for (const Extra& e : extras) {
     if (!field || std::string_view(e.name) != field) {
       throw EncodeError(std::string(to_string(op)) + ": extra '" + e.name + "' has no field in the descriptor");
@@ -188,7 +188,7 @@ void typed_op(Writer& w, const TypedOp& op) {
     w.i32(op.gemm.m, "m"), w.i32(op.gemm.k, "k"), w.i32(op.gemm.n, "n");
     if (op.gemm.transpose_b) w.u8(uint8_t(0 << 1 | 1));
     if (op.gemm.accumulate) w.u8(uint8_t(1 << 1 | 1));
-  } else if (const MathAttr attr = math_op_info(op.math).attr; attr != MathAttr::kNone) {
+  } else if (const MathAttr attr = math_op_attr(op.math); attr != MathAttr::kNone) {
     w.u8(1);
     w.f32(attr == MathAttr::kFactor ? op.attrs.factor : op.attrs.value);
   } else {
@@ -258,7 +258,7 @@ class Reader {
 
 Extras read_math_extras(Reader& r, MathOp op) {
   const uint8_t n = r.u8("the extras count");
-  const char* field = math_attr_name(math_op_info(op).attr);
+  const char* field = math_attr_name(math_op_attr(op));
   const bool has_field = field != nullptr;
   if (n > (has_field ? 1 : 0)) {
     r.fail(std::string(to_string(op)) + " has " + (has_field ? "at most 1 extra" : "no extras") + ", not " +

@@ -126,7 +126,11 @@ inline const char* to_string(MathOp op) { return math_op_info(op).name.data(); }
 inline int math_op_arity(MathOp op) { return math_op_info(op).arity; }
 inline bool math_op_is_reduction(MathOp op) { return math_op_info(op).shape == MathShape::kRowReduction; }
 inline bool math_op_is_transcendental(MathOp op) { return math_op_info(op).cost == MathCost::kTranscendental; }
-inline uint8_t math_opcode(MathOp op) { return math_op_info(op).opcode; }
+// A value outside the table (a corrupt op built in code) is no row: it
+// encodes as its own value, which a decoder refuses, and takes no extra.
+constexpr bool is_math_op(MathOp op) { return int(op) < kNumMathOps; }
+inline uint8_t math_opcode(MathOp op) { return is_math_op(op) ? math_op_info(op).opcode : uint8_t(op); }
+inline MathAttr math_op_attr(MathOp op) { return is_math_op(op) ? math_op_info(op).attr : MathAttr::kNone; }
 
 // The op of a descriptor's opcode; false if none has it.
 bool math_op_from_opcode(uint8_t opcode, MathOp* op);

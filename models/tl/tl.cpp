@@ -186,7 +186,7 @@ TypedOp typed_math_op(MathOp kind, OpScope scope, const Tensor& out,
   for (const Tensor& t : operands) op.in[i++] = t.handle;
   op.inputs = i;
   op.out = out.handle;
-  const MathAttr a = math_op_info(kind).attr;  // the op's extra, if it takes one
+  const MathAttr a = math_op_attr(kind);  // the op's extra, if it takes one
   if (a == MathAttr::kFactor) op.attrs.factor = attr;
   if (a == MathAttr::kValue) op.attrs.value = attr;
   return op;
