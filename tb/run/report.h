@@ -7,13 +7,19 @@
 #include <nlohmann/json.hpp>
 
 #include "models/config/pe_config.h"
-#include "tb/runner.h"
+#include "tb/run/runner.h"
 
 namespace kb {
 
 // One number through a printf format for one double ("%8.2f"): the
 // figure of a table cell.
 std::string fmt(const char* printf_format, double v);
+
+// Generic figures of one launch: latency, dispatch totals, stall, per-
+// component utilisation, the bottleneck verdict and the kernel's metrics.
+nlohmann::json launch_figures(const LaunchResult& l, const PeConfig& cfg);
+// The busiest component of a launch and whether that makes it CPU-bound.
+std::string bottleneck(const LaunchResult& l);
 
 // Latency, dispatch totals, stall time and per-engine busy time/utilisation,
 // then print_stats_summary().

@@ -1,7 +1,7 @@
-#include "tb/report.h"
+#include "tb/run/report.h"
 
 #include "models/trace/schema_version.h"
-#include "tb/bench_registry.h"
+#include "models/trace/stats.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -14,6 +14,28 @@ std::string fmt(const char* printf_format, double v) {
   std::snprintf(buf, sizeof buf, printf_format, v);
   return buf;
 }
+
+nlohmann::json launch_figures(const LaunchResult& l, const PeConfig& cfg) {
+  (void)cfg;
+  nlohmann::json j;
+  const double span = double(l.latency_ps());
+  j["latency_ns"] = double(l.latency_ps()) / 1000.0;
+  j["commands"] = l.commands;
+  j["logical_bytes"] = l.logical_bytes;
+  j["dispatch_ns"] = double(l.dispatch_ps) / 1000.0;
+  j["dispatch_cycles_charged"] = l.dispatch_cycles_charged;
+  j["dispatch_cycles_exact"] = l.dispatch_cycles_exact;
+  j["stall_ns"] = double(l.stall_ps) / 1000.0;
+  for (const ComponentInfo& c : kComponents) {
+    if (!c.busy || (c.optional && l.busy_ps[int(c.component)] == 0)) continue;  // component_table.h
+    j["utilisation"][c.name] = span > 0 ? double(l.busy_ps[int(c.component)]) / span : 0.0;
+  }
+  j["bottleneck"] = bottleneck(l);
+  for (const auto& [name, value] : l.metrics) j[name] = value;
+  return j;
+}
+
+std::string bottleneck(const LaunchResult& l) { return launch_verdict(l).text(); }
 
 namespace {
 double ns(uint64_t ps) { return double(ps) / 1000.0; }

@@ -12,9 +12,9 @@
 #include "kernels/gemm/gemm_composite.h"
 #include "kernels/gemm/gemm_tiled_single_op.h"
 #include "kernels/recipes/softmax_merge.h"
-#include "tb/bench_registry.h"
-#include "tb/reference.h"
-#include "tb/report.h"
+#include "tb/benches/bench_registry.h"
+#include "tb/benches/reference.h"
+#include "tb/run/report.h"
 #include "models/util/checked.h"
 
 namespace kb {
@@ -41,7 +41,7 @@ const LaunchResult& launch(const RunResult& r, const std::string& kernel) {
 }
 
 // Data mode: report the output's error against the reference as metrics
-// and fail the run beyond the tolerance (tb/reference.h).
+// and fail the run beyond the tolerance (tb/benches/reference.h).
 void report_check(Tl& tl, const std::string& what, const ErrorStats& e) {
   tl.metric("max_abs_err", e.max_abs);
   tl.metric("max_rel_err", e.max_rel);

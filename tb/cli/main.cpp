@@ -23,13 +23,13 @@
 #include "models/util/checked.h"
 #include "models/util/output_file.h"
 #include "models/trace/schema_version.h"
-#include "tb/bench_registry.h"
-#include "tb/command_stream.h"
-#include "tb/goldens.h"
-#include "tb/perf.h"
-#include "tb/report.h"
-#include "tb/runner.h"
-#include "tb/sweep_jobs.h"
+#include "tb/benches/bench_registry.h"
+#include "tb/replay/command_stream.h"
+#include "tb/goldens/goldens.h"
+#include "tb/perf/perf.h"
+#include "tb/run/report.h"
+#include "tb/run/runner.h"
+#include "tb/cli/sweep_jobs.h"
 
 // libsystemc.so references sc_main; kernbench drives SystemC from main().
 int sc_main(int, char**) { return 0; }

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tb/bench_registry.h"
+#include "tb/benches/bench_registry.h"
 
 namespace kb {
 

@@ -1,4 +1,4 @@
-#include "tb/reference.h"
+#include "tb/benches/reference.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "tb/goldens.h"
+#include "tb/goldens/goldens.h"
 
 #include <fstream>
 

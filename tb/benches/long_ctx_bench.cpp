@@ -10,7 +10,7 @@
 //     largest PE_CPU dispatch time of a PE in the whole run (it overlaps
 //     the rest).
 // HBM fraction = KV bytes / latency / the mesh's peak HBM bandwidth; the
-// roofline (tb/long_ctx_model.h) and latency's fraction of it.
+// roofline (tb/benches/long_ctx_model.h) and latency's fraction of it.
 // Verdict: when merge_us > attention_us (moving and merging partial
 // states costs more than the attention), "link-bound" if the states
 // crossed links, else "merge-bound (pe_ipc)" (an in-cube merge: PE_IPC
@@ -30,10 +30,10 @@
 #include "kernels/ccl/all_reduce.h"
 #include "models/trace/stats.h"
 #include "models/util/checked.h"
-#include "tb/bench_registry.h"
-#include "tb/long_ctx_model.h"
-#include "tb/mesh_run.h"
-#include "tb/report.h"
+#include "tb/benches/bench_registry.h"
+#include "tb/benches/long_ctx_model.h"
+#include "tb/run/mesh_run.h"
+#include "tb/run/report.h"
 
 namespace kb {
 namespace {

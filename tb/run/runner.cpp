@@ -1,4 +1,4 @@
-#include "tb/runner.h"
+#include "tb/run/runner.h"
 
 #include "models/top/deadlock.h"
 
@@ -31,7 +31,7 @@
 #include "models/util/asan_stack.h"  // KB_ASAN
 #include "models/util/instant_calendar.h"
 #include "models/util/output_file.h"
-#include "tb/command_stream.h"
+#include "tb/replay/command_stream.h"
 
 #if defined(KB_ASAN)
 #include <pthread.h>

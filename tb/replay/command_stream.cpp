@@ -1,4 +1,4 @@
-#include "tb/command_stream.h"
+#include "tb/replay/command_stream.h"
 
 #include <algorithm>
 #include <charconv>

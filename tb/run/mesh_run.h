@@ -39,7 +39,7 @@ struct MeshRunSpec {
   std::string vcd_path;         // non-empty: VCD waveforms
   std::string stats_path;       // non-empty: the run's statistics as JSON (to_json, per PE and totals)
   double timeout_s = 0;         // run_mesh_isolated: > 0 ends the child after this many s
-  bool lookahead = true;        // as RunSpec::lookahead (tb/runner.h)
+  bool lookahead = true;        // as RunSpec::lookahead (tb/run/runner.h)
 };
 
 struct MeshPeResult {

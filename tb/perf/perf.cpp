@@ -1,4 +1,4 @@
-#include "tb/perf.h"
+#include "tb/perf/perf.h"
 
 #include <algorithm>
 #include <chrono>
@@ -19,9 +19,9 @@
 #include "kernels/ccl/all_reduce.h"
 #include "kernels/gemm/gemm_composite.h"
 #include "models/trace/component_table.h"
-#include "tb/bench_registry.h"
-#include "tb/mesh_run.h"
-#include "tb/runner.h"
+#include "tb/benches/bench_registry.h"
+#include "tb/run/mesh_run.h"
+#include "tb/run/runner.h"
 
 namespace kb {
 
@@ -179,7 +179,7 @@ std::vector<MeshWorkload> mesh_workloads(const PerfOptions& o) {
     out.push_back({std::string("mesh all-reduce ") + (lrab ? "lrab" : "ring") + ", " +
                        std::to_string(o.mesh_allreduce_bytes) + " B",
                    [lrab, elems](Tl& tl) {
-                     // As the allreduce bench's kernel (tb/allreduce_bench.cpp).
+                     // As the allreduce bench's kernel (tb/benches/allreduce_bench.cpp).
                      const Tensor x = tl.hbm("x", 1, elems, Dtype::kFp32);
                      tl.host_random(x, 1 + tl.global_pe());
                      if (lrab) all_reduce_lrab(tl, x);

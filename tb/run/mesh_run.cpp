@@ -1,4 +1,4 @@
-#include "tb/mesh_run.h"
+#include "tb/run/mesh_run.h"
 
 #include <sys/resource.h>
 
@@ -17,7 +17,7 @@
 #include "models/util/instant_calendar.h"
 #include "models/util/output_file.h"
 #include "models/util/sim_time.h"
-#include "tb/runner.h"
+#include "tb/run/runner.h"
 
 namespace kb {
 

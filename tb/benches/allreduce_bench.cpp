@@ -2,7 +2,7 @@
 // cubes (the configuration's topology, 2 x 4 cubes of 8 PEs by default),
 // over message sizes, reported the way nccl-tests does:
 //   algbw = bytes / time,  busbw = algbw x 2 (n - 1) / n  (n PEs),
-// next to the analytic alpha-beta model of tb/allreduce_model.h.
+// next to the analytic alpha-beta model of tb/benches/allreduce_model.h.
 #include <algorithm>
 #include <cstdio>
 #include <ostream>
@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "kernels/ccl/all_reduce.h"
-#include "tb/allreduce_model.h"
-#include "tb/bench_registry.h"
-#include "tb/mesh_run.h"
-#include "tb/report.h"
+#include "tb/benches/allreduce_model.h"
+#include "tb/benches/bench_registry.h"
+#include "tb/run/mesh_run.h"
+#include "tb/run/report.h"
 
 namespace kb {
 namespace {

@@ -1,4 +1,4 @@
-#include "tb/sweep_jobs.h"
+#include "tb/cli/sweep_jobs.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -13,7 +13,7 @@
 #include <map>
 #include <optional>
 
-#include "tb/bench_registry.h"
+#include "tb/benches/bench_registry.h"
 
 namespace kb {
 

@@ -1,14 +1,14 @@
 // The alpha-beta model of kernels/ccl's all-reduces (README "All-reduce:
 // the alpha-beta model"). Every term is a formula of the model's own
 // timing (PE_IPC, the cube interconnect, UCIe links, HBM, PE_MATH: the
-// terms of tb/ipc_cost_model.h), so the model follows any configuration;
+// terms of tb/benches/ipc_cost_model.h), so the model follows any configuration;
 // nothing is fitted to a simulation.
-#include "tb/allreduce_model.h"
+#include "tb/benches/allreduce_model.h"
 
 #include <algorithm>
 #include <vector>
 
-#include "tb/ipc_cost_model.h"
+#include "tb/benches/ipc_cost_model.h"
 
 namespace kb {
 

@@ -1,7 +1,7 @@
 // The alpha-beta cost terms of an IPC message on the mesh model (README
 // "All-reduce: the alpha-beta model"), shared by the all-reduce model
-// (tb/allreduce_model.cpp) and the long-context roofline
-// (tb/long_ctx_model.cpp). Every term is a formula of the model's own
+// (tb/benches/allreduce_model.cpp) and the long-context roofline
+// (tb/benches/long_ctx_model.cpp). Every term is a formula of the model's own
 // timing (PE_IPC, models/pe/ipc/pe_ipc.h; the cube interconnect; UCIe
 // links; HBM; PE_MATH) and leaves out the responses' way back, so an
 // uncontended stage takes at least its term.

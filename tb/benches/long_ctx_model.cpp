@@ -5,7 +5,7 @@
 // the output's store, contention other than on the links and at a merge
 // root's PE_IPC and port). Each chain below is a lower bound on the run's
 // end; the bound is their maximum (README "The roofline").
-#include "tb/long_ctx_model.h"
+#include "tb/benches/long_ctx_model.h"
 
 #include <algorithm>
 #include <functional>
@@ -17,7 +17,7 @@
 #include "kernels/ccl/all_reduce.h"
 #include "models/mesh/mesh_router.h"
 #include "models/isa/tensor_table.h"
-#include "tb/ipc_cost_model.h"
+#include "tb/benches/ipc_cost_model.h"
 
 namespace kb {
 

@@ -13,7 +13,8 @@
 
 #include "models/config/pe_config.h"
 #include "models/pe/cpu/pe_cpu.h"
-#include "tb/runner.h"
+#include "tb/run/report.h"  // launch_figures, bottleneck
+#include "tb/run/runner.h"
 
 namespace kb {
 
@@ -41,7 +42,7 @@ class BenchParams {
   std::map<std::string, std::string> values_;
 };
 
-// Outputs a system bench writes for its one mesh run (tb/mesh_run.h).
+// Outputs a system bench writes for its one mesh run (tb/run/mesh_run.h).
 struct SystemOutputs {
   std::string oplog, trace, vcd, stats;
   double timeout_s = 0;
@@ -63,10 +64,10 @@ struct Bench {
   // Flattened figure keys shown by `kernbench sweep` on the terminal
   // (every key goes to --csv). Empty: every key.
   std::vector<std::string> sweep_columns;
-  // `NAME=VALUE` overrides of the defaults for the golden run (tb/goldens.h):
+  // `NAME=VALUE` overrides of the defaults for the golden run (tb/goldens/goldens.h):
   // a bench whose defaults run for minutes keeps a small golden.
   std::vector<std::string> golden_params;
-  // A system bench runs meshes of cubes (tb/mesh_run.h), each
+  // A system bench runs meshes of cubes (tb/run/mesh_run.h), each
   // mesh run in a forked child, instead of launches on one PE: system()
   // returns its figures (and throws BenchError when a run fails) and
   // system_report prints them. `launches`, `figures` and `report` are then
@@ -78,11 +79,6 @@ struct Bench {
   bool is_system() const { return bool(system); }
 };
 
-// Generic figures of one launch: latency, dispatch totals, stall, per-
-// component utilisation, the bottleneck verdict and the kernel's metrics.
-nlohmann::json launch_figures(const LaunchResult& l, const PeConfig& cfg);
-// The busiest component of a launch and whether that makes it CPU-bound.
-std::string bottleneck(const LaunchResult& l);
 // Figures of a run through the bench's figures() (or the default).
 nlohmann::json bench_figures(const Bench& b, const BenchParams& p, const PeConfig& cfg,
                              const RunResult& r);
@@ -122,7 +118,7 @@ struct BenchRegistration {
 // Forces the linker to keep the translation unit that registers the
 // built-in benches (they live in a static library).
 void register_builtin_benches();
-void link_allreduce_bench();  // tb/allreduce_bench.cpp
-void link_long_ctx_bench();   // tb/long_ctx_bench.cpp
+void link_allreduce_bench();  // tb/benches/allreduce_bench.cpp
+void link_long_ctx_bench();   // tb/benches/long_ctx_bench.cpp
 
 }  // namespace kb
