@@ -1,12 +1,9 @@
 // Runs: one elaboration of a PE with a configuration and its kernel launches.
 //
-// SystemC elaborates once per process, so run_isolated() forks a child
-// before any SystemC object exists in the caller, runs there, and returns the
-// result over a pipe as a stream of JSON lines (one per launch, record and
-// statistics window, read as they arrive, so memory is the result's structs
-// and not its text): a crash or a kernel error in one run cannot
-// take the caller down, and a process can do many runs (CLI, sweeps, tests).
-// The child catches every exception and always _exits; a run that exceeds
+// run_isolated() runs it in a forked child (tb/run/isolated.h) and returns
+// the result over a pipe as a stream of JSON lines (one per launch, record
+// and statistics window, read as they arrive, so memory is the result's
+// structs and not its text; tb/run/result_codec.h). A run that exceeds
 // its timeout, or whose process is stopped, is ended and fails. Outputs
 // are written through OutputFile (models/util/output_file.h): a failed or
 // interrupted run leaves nothing half-written under an output's name.
@@ -27,6 +24,7 @@
 #include "models/trace/chrome_trace.h"
 #include "models/trace/op_log.h"
 #include "models/trace/stats.h"
+#include "tb/run/isolated.h"
 
 namespace kb {
 
@@ -59,9 +57,6 @@ struct RunSpec {
   bool lookahead = true;
 };
 
-// At most this many children at once (run_many_isolated clamps `jobs`).
-constexpr int kMaxJobs = 1024;
-
 struct RunResult {
   bool ok = false;
   std::string error;  // the first failing launch's message, or a crash
@@ -83,23 +78,13 @@ struct RunResult {
 RunResult run_in_process(const RunSpec& spec);
 // The same in a forked child (the usual entry point).
 RunResult run_isolated(const RunSpec& spec);
-// Any function in a forked child, its JSON result returned (or
-// {"error": ...} if the child crashed). For measurements that need a
-// fresh process, such as the SystemC ceiling benchmark.
-nlohmann::json run_function_isolated(const std::function<nlohmann::json()>& f);
 // Several runs, up to `jobs` children at once; results in the order of
 // `specs`. `on_done(done, total)` is called after each completion.
 std::vector<RunResult> run_many_isolated(const std::vector<RunSpec>& specs, int jobs,
                                          const std::function<void(size_t, size_t)>& on_done = {});
 
-// For a program that runs children: on SIGINT, SIGTERM or SIGHUP, forward
-// the signal to every child, reap them, remove pending output files and
-// exit with status 128 + the signal. Children always remove their pending
-// output files on these signals, and die with their parent.
-void install_interrupt_handlers();
-
 // The whole result as one document (small runs and tests; run_isolated
-// streams it instead).
+// streams it instead). Both forms: tb/run/result_codec.cpp.
 nlohmann::json to_json(const RunResult& r);
 RunResult run_result_from_json(const nlohmann::json& j);
 
