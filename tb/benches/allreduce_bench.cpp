@@ -11,7 +11,7 @@
 
 #include "kernels/ccl/all_reduce.h"
 #include "tb/benches/allreduce_model.h"
-#include "tb/benches/bench_registry.h"
+#include "tb/benches/builtin_benches.h"
 #include "tb/run/mesh_run.h"
 #include "tb/run/report.h"
 
@@ -129,6 +129,8 @@ void report_allreduce(std::ostream& os, const BenchParams& p, const PeConfig& cf
   }
 }
 
+}  // namespace
+
 Bench allreduce_bench() {
   Bench b;
   b.name = "allreduce";
@@ -144,11 +146,5 @@ Bench allreduce_bench() {
   b.sweep_columns = {"*time_us", "*busbw_GBps"};
   return b;
 }
-
-}  // namespace
-
-KB_REGISTER_BENCH(allreduce_bench());
-
-void link_allreduce_bench() {}
 
 }  // namespace kb

@@ -1,6 +1,7 @@
 // The bench registry: every bench registers a name, a one-line description,
 // its parameters (with defaults and docs) and how to turn parameters and a
-// PE configuration into kernel launches. `kernbench list` shows them.
+// PE configuration into kernel launches. `kernbench list` shows them. The
+// built-in benches are a table (tb/benches/builtin_benches.h).
 #pragma once
 
 #include <functional>
@@ -106,19 +107,8 @@ class BenchRegistry {
   std::vector<Bench> benches_;
 };
 
-// Registers a bench at static-initialisation time.
-struct BenchRegistration {
-  explicit BenchRegistration(Bench b) { BenchRegistry::instance().add(std::move(b)); }
-};
-#define KB_CONCAT_INNER(a, b) a##b
-#define KB_CONCAT(a, b) KB_CONCAT_INNER(a, b)
-#define KB_REGISTER_BENCH(...) \
-  static ::kb::BenchRegistration KB_CONCAT(kb_bench_registration_, __LINE__)(__VA_ARGS__)
-
-// Forces the linker to keep the translation unit that registers the
-// built-in benches (they live in a static library).
+// Adds the benches kernbench ships (tb/benches/builtin_benches.h) to the
+// registry, once per process however often it is called.
 void register_builtin_benches();
-void link_allreduce_bench();  // tb/benches/allreduce_bench.cpp
-void link_long_ctx_bench();   // tb/benches/long_ctx_bench.cpp
 
 }  // namespace kb

@@ -30,7 +30,7 @@
 #include "kernels/ccl/all_reduce.h"
 #include "models/trace/stats.h"
 #include "models/util/checked.h"
-#include "tb/benches/bench_registry.h"
+#include "tb/benches/builtin_benches.h"
 #include "tb/benches/long_ctx_model.h"
 #include "tb/run/mesh_run.h"
 #include "tb/run/report.h"
@@ -283,6 +283,8 @@ void report_long_ctx(std::ostream& os, const BenchParams& p, const PeConfig& cfg
   }
 }
 
+}  // namespace
+
 Bench long_ctx_bench() {
   Bench b;
   b.name = "gqa-long-ctx";
@@ -307,11 +309,5 @@ Bench long_ctx_bench() {
   b.sweep_columns = {"*latency_us", "*tokens_per_s", "*roofline_fraction"};
   return b;
 }
-
-}  // namespace
-
-KB_REGISTER_BENCH(long_ctx_bench());
-
-void link_long_ctx_bench() {}
 
 }  // namespace kb
