@@ -20,8 +20,4 @@ std::string dump(const nlohmann::json& j) {
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
-std::unique_ptr<OutputFile> open_output(const std::string& path, const char* what) {
-  return path.empty() ? nullptr : std::make_unique<OutputFile>(path, what);
-}
-
 }  // namespace kb::cli

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/util/output_file.h"
+#include "tb/run/output.h"
 
 namespace kb::cli {
 
@@ -21,9 +22,9 @@ std::string shown(const std::string& s);
 // JSON for the user's files: invalid UTF-8 in a name is replaced, not thrown on.
 std::string dump(const nlohmann::json& j);
 
-// An output of this process (--json, --csv, goldens), opened before any run
-// so that a path that cannot be written fails at once (exit 1); null when
-// not asked for.
-std::unique_ptr<OutputFile> open_output(const std::string& path, const char* what);
+// The outputs of this process (--json, --csv, goldens) are opened before
+// any run (tb/run/output.h): a path that cannot be written fails at once
+// (exit 1).
+using kb::open_output;
 
 }  // namespace kb::cli

@@ -1,9 +1,6 @@
 #include "tb/run/mesh_run.h"
 
-#include <sys/resource.h>
-
 #include <algorithm>
-#include <chrono>
 #include <memory>
 #include <tuple>
 
@@ -14,10 +11,10 @@
 #include "models/trace/counter_probe.h"
 #include "models/trace/schema_version.h"
 #include "models/trace/vcd_trace.h"
-#include "models/util/instant_calendar.h"
 #include "models/util/output_file.h"
 #include "models/util/sim_time.h"
-#include "tb/run/runner.h"
+#include "tb/run/harness.h"
+#include "tb/run/isolated.h"
 
 namespace kb {
 
@@ -57,38 +54,30 @@ MeshRunResult run_mesh_in_process(const MeshRunSpec& spec) {
   r.mesh_h = uint32_t(topo.mesh.h);
   r.mesh_w = uint32_t(topo.mesh.w);
   r.pes_per_cube = uint32_t(topo.cube.pes);
-  sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
   std::unique_ptr<OutputFile> trace_out, oplog_out, stats_out;
   std::unique_ptr<ChromeTrace> trace;
-  std::vector<TraceProcess*> trace_pes;  // per PE, in global order
-  // The PEs' queue occupancy histories (trace counters); declared before
-  // top, whose PE_SCHEDULERs write to them.
-  std::vector<std::unique_ptr<CounterHistory>> occupancy;
+  // Per PE, in global order: its trace process and occupancy counter;
+  // before top, whose PE_SCHEDULERs write to them.
+  std::unique_ptr<PeProbes> probes;
   std::unique_ptr<MeshTop> top;
   std::unique_ptr<PeVcdTrace> vcd;
   std::vector<std::vector<OpRecord>> link_records;
   std::vector<Pe*> launched;
+  prepare_run(spec.lookahead);
   try {
-    if (!spec.trace_path.empty()) trace_out = std::make_unique<OutputFile>(spec.trace_path, "trace");
-    if (!spec.oplog_path.empty()) oplog_out = std::make_unique<OutputFile>(spec.oplog_path, "op log");
-    if (!spec.stats_path.empty()) stats_out = std::make_unique<OutputFile>(spec.stats_path, "statistics");
-    InstantCalendar::set_lookahead(spec.lookahead);  // before the calendar's first sweep
+    trace_out = open_output(spec.trace_path, "trace");
+    oplog_out = open_output(spec.oplog_path, "op log");
+    stats_out = open_output(spec.stats_path, "statistics");
     top = std::make_unique<MeshTop>(spec.config);
     const bool keep = oplog_out != nullptr;
-    if (!spec.trace_path.empty()) trace = std::make_unique<ChromeTrace>(trace_out->stream(), spec.trace_window);
+    if (trace_out) trace = std::make_unique<ChromeTrace>(trace_out->stream(), spec.trace_window);
+    std::vector<Pe*> every_pe;
     for (size_t g = 0; g < top->size(); ++g) {
-      Pe& pe = top->pe(g);
-      pe.op_log().configure(keep, "");
-      if (!trace) continue;
-      // As a single-PE run's process: op log, occupancy counter, launches.
-      TraceProcess* process = &trace->add_process(pe.name());
-      trace_pes.push_back(process);
-      pe.op_log().set_trace(process);
-      occupancy.push_back(std::make_unique<CounterHistory>(
-          uint32_t(pe.pe_scheduler.occupancy()), false,
-          [process](const CounterSample& s) { process->counter(s); }));
-      pe.pe_scheduler.set_occupancy_history(occupancy.back().get());
+      every_pe.push_back(&top->pe(g));
+      every_pe.back()->op_log().configure(keep, "");
     }
+    // As a single-PE run's process: op log, occupancy counter, launches.
+    probes = std::make_unique<PeProbes>(every_pe, trace.get(), false);
     // The links' process after the PEs', a track per
     // direction; a burst's slice is its time on the pipe (LinkRecord: the
     // bursts of one direction never overlap).
@@ -140,22 +129,18 @@ MeshRunResult run_mesh_in_process(const MeshRunSpec& spec) {
       launched.push_back(&top->pe(g));
       top->pe(g).launch(spec.kernel_name, spec.kernel);
     }
-    const auto wall_start = std::chrono::steady_clock::now();
-    sc_core::sc_start();
-    r.sim_wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-    for (size_t g = 0; g < top->size(); ++g) top->pe(g).op_log().flush();
-    for (const auto& probe : occupancy) probe->flush();
+    r.sim_wall_seconds = simulate();
+    probes->flush();
   } catch (const std::exception& e) {
     r.error = e.what();
     return r;
   }
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  r.peak_rss_kb = uint64_t(usage.ru_maxrss);
+  r.peak_rss_kb = peak_rss_kb();
   r.data_bytes = top->data_bytes();
   r.ok = true;
   bool first = true;
-  std::vector<Pe*> blocked;
+  std::vector<Pe*> all, blocked;
+  for (size_t g = 0; g < top->size(); ++g) all.push_back(&top->pe(g));
   for (size_t g = 0; g < top->size(); ++g) {
     Pe& pe = top->pe(g);
     MeshPeResult p;
@@ -187,19 +172,14 @@ MeshRunResult run_mesh_in_process(const MeshRunSpec& spec) {
   if (!blocked.empty()) {
     // A failed launch (its error first) can leave its peers waiting. Every
     // PE is passed: the report names receivers that are not blocked too.
-    std::vector<Pe*> all;
-    for (size_t g = 0; g < top->size(); ++g) all.push_back(&top->pe(g));
     const std::string report = deadlock_report(all);
     r.error = r.ok ? report : r.error + "; then " + report;
     r.ok = false;
   }
   if (r.ok) {
-    // Messages no recv took: the run does not end silently.
-    for (size_t g = 0; g < top->size(); ++g) {
-      const std::string left = top->pe(g).pe_ipc.undelivered();
-      if (left.empty()) continue;
-      r.error += std::string(r.error.empty() ? "" : "; ") + top->pe(g).name() + " holds messages no recv took: " + left;
+    if (std::string left = undelivered_messages(all); !left.empty()) {
       r.ok = false;
+      r.error = std::move(left);
     }
   }
   for (size_t i = 0; i < top->links(); ++i) {
@@ -211,14 +191,7 @@ MeshRunResult run_mesh_in_process(const MeshRunSpec& spec) {
     l.busy_ps = link.busy_ps();
     r.links.push_back(l);
   }
-  auto commit = [&r](const std::function<void()>& write) {
-    try {
-      write();
-    } catch (const std::exception& e) {
-      r.ok = false;
-      r.error += (r.error.empty() ? "" : "; ") + std::string(e.what());
-    }
-  };
+  auto commit = [&r](const std::function<void()>& write) { commit_output(r.ok, r.error, write); };
   if (oplog_out) {
     commit([&] {
       std::vector<std::string> names;
@@ -244,7 +217,7 @@ MeshRunResult run_mesh_in_process(const MeshRunSpec& spec) {
     commit([&] {
       for (size_t g = 0; g < top->size(); ++g) {
         top->pe(g).op_log().close();
-        for (const LaunchResult& l : top->pe(g).pe_cpu.results()) trace_pes[g]->launch({l.kernel, l.start_ps, l.end_ps});
+        for (const LaunchResult& l : top->pe(g).pe_cpu.results()) probes->process(g)->launch({l.kernel, l.start_ps, l.end_ps});
       }
       trace->finish();
       trace_out->commit();

@@ -2,9 +2,6 @@
 
 #include "models/top/deadlock.h"
 
-#include <sys/resource.h>
-
-#include <chrono>
 #include <memory>
 
 #include <systemc>
@@ -15,17 +12,10 @@
 #include "models/trace/counter_probe.h"
 #include "models/trace/schema_version.h"
 #include "models/trace/vcd_trace.h"
-#include "models/util/asan_stack.h"  // KB_ASAN
-#include "models/util/instant_calendar.h"
 #include "models/util/output_file.h"
 #include "tb/replay/command_stream.h"
+#include "tb/run/harness.h"
 #include "tb/run/result_codec.h"
-
-#if defined(KB_ASAN)
-#include <pthread.h>
-#include <sanitizer/asan_interface.h>
-#include <sanitizer/common_interface_defs.h>
-#endif
 
 namespace kb {
 
@@ -35,96 +25,38 @@ uint64_t RunResult::latency_ps() const {
   return t;
 }
 
-namespace {
-
-// Appends an output failure to a run's result: the run fails (exit 1) with
-// the path and the OS error.
-void add_error(RunResult& r, const std::string& what) {
-  r.error = r.ok || r.error.empty() ? what : r.error + "; " + what;
-  r.ok = false;
-}
-
-// Under AddressSanitizer only (see models/util/asan_stack.h). After the
-// simulation ASan may still take the last coroutine's stack for this
-// thread's: it then ignores every later throw's __asan_handle_no_return,
-// leaving stale poison on this stack, which its own sigaltstack check
-// reports as stack-use-after-scope at the next throw (a failed output's
-// commit). Tell ASan which stack this is again, and clear what lies below
-// this frame: the simulation is over, no live object is there.
-void back_on_main_stack() {
-#if defined(KB_ASAN)
-  pthread_attr_t attr;
-  if (pthread_getattr_np(pthread_self(), &attr) == 0) {
-    void* bottom = nullptr;
-    size_t size = 0;
-    if (pthread_attr_getstack(&attr, &bottom, &size) == 0) {
-      __sanitizer_start_switch_fiber(nullptr, bottom, size);
-      __sanitizer_finish_switch_fiber(nullptr, nullptr, nullptr);
-    }
-    pthread_attr_destroy(&attr);
-  }
-  char here;
-  constexpr uintptr_t kBytes = uintptr_t(1) << 18;
-  const uintptr_t below = reinterpret_cast<uintptr_t>(&here) - kBytes;
-  ASAN_UNPOISON_MEMORY_REGION(reinterpret_cast<void*>(below), kBytes);
-#endif
-}
-
-}  // namespace
-
 RunResult run_in_process(const RunSpec& spec) {
   RunResult r;
-  // Every output is opened before the simulation starts, so a path that
-  // cannot be written fails at once; each is committed (checked, moved into
-  // place) at the end, or removed when the run ends without it.
   std::unique_ptr<OutputFile> trace_out, stats_out;
   // Declared before pe so that it outlives it: PE_CPU calls it until the end.
   std::unique_ptr<StreamRecorder> recorder;
   // The trace is written as the run goes (to trace_out's temporary file).
   std::unique_ptr<ChromeTrace> trace;
-  TraceProcess* trace_pe = nullptr;  // the PE's process in it
-  // The queue occupancy's history (trace counter, kept records); declared
-  // before top, whose PE_SCHEDULER writes to it.
-  std::unique_ptr<CounterHistory> occupancy;
+  std::unique_ptr<PeProbes> probes;  // before top, whose PE_SCHEDULER writes to them
   std::unique_ptr<PeTop> top;
   Pe* pe = nullptr;
   // The summary statistics, computed as the run goes (constant memory).
   std::unique_ptr<StreamingStats> stats;
   std::unique_ptr<PeVcdTrace> vcd;
-  // SystemC's info messages would mix into the reports. A kernel error's
-  // report is not displayed with SystemC's default actions for an error
-  // (SC_LOG | SC_CACHE_REPORT | SC_THROW; PE_CPU catches the thrown
-  // report): the result carries the message, which the caller prints.
-  sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
+  prepare_run(spec.lookahead);
   try {
     // Before any sc_time exists (models/util/sim_time.h: figures are in ps
     // at any resolution).
     if (spec.time_resolution_fs != 1000) {
       sc_core::sc_set_time_resolution(double(spec.time_resolution_fs), sc_core::SC_FS);
     }
-    if (!spec.trace_path.empty()) trace_out = std::make_unique<OutputFile>(spec.trace_path, "trace");
-    if (!spec.stats_path.empty()) stats_out = std::make_unique<OutputFile>(spec.stats_path, "statistics");
-    InstantCalendar::set_lookahead(spec.lookahead);  // before the calendar's first sweep
+    trace_out = open_output(spec.trace_path, "trace");
+    stats_out = open_output(spec.stats_path, "statistics");
     top = std::make_unique<PeTop>(spec.config);
     pe = &top->pe();
     // The records stay in memory only for the caller; otherwise they are
     // streamed (op log file, trace, summary) or just counted.
     pe->op_log().configure(spec.keep_records, spec.oplog_path);
-    if (!spec.trace_path.empty()) {
-      trace = std::make_unique<ChromeTrace>(trace_out->stream(), spec.trace_window);
-      trace_pe = &trace->add_process(pe->name());  // pid 1, "pe"
-      pe->op_log().set_trace(trace_pe);
-    }
+    if (trace_out) trace = std::make_unique<ChromeTrace>(trace_out->stream(), spec.trace_window);
+    probes = std::make_unique<PeProbes>(std::vector<Pe*>{pe}, trace.get(), spec.keep_records);  // pid 1, "pe"
     if (spec.summary) {
       stats = std::make_unique<StreamingStats>(uint32_t(spec.config.scheduler.queue_depth));
       pe->op_log().set_stats(stats.get());
-    }
-    if (!spec.trace_path.empty() || spec.keep_records) {
-      occupancy = std::make_unique<CounterHistory>(
-          uint32_t(pe->pe_scheduler.occupancy()), spec.keep_records,
-          trace_pe ? CounterHistory::Sink([t = trace_pe](const CounterSample& s) { t->counter(s); })
-                   : CounterHistory::Sink());
-      pe->pe_scheduler.set_occupancy_history(occupancy.get());
     }
     // Signals cost a process activation per change: only for waveforms.
     pe->enable_signals(!spec.vcd_path.empty());
@@ -136,30 +68,23 @@ RunResult run_in_process(const RunSpec& spec) {
       pe->pe_cpu.set_observer(recorder.get());
     }
     for (const auto& [name, kernel] : spec.launches) pe->pe_cpu.launch(name, kernel);
-    const auto wall_start = std::chrono::steady_clock::now();
-    sc_core::sc_start();
-    back_on_main_stack();
-    r.sim_wall_seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+    r.sim_wall_seconds = simulate();
     r.end_ps = now_ps();  // before vcd->close(), which may advance 1 ps
-    pe->op_log().flush();  // the last instant's records (a run stopped by an error)
-    if (occupancy) occupancy->flush();
+    probes->flush();      // the last instant's records (a run stopped by an error)
   } catch (const std::exception& e) {
     r.error = e.what();
     return r;
   }
   r.launches = pe->pe_cpu.results();
   r.data_bytes = top->data_bytes();
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  r.peak_rss_kb = uint64_t(usage.ru_maxrss);
+  r.peak_rss_kb = peak_rss_kb();
   for (int c = 0; c < kNumComponents; ++c) r.records_by_component[c] = pe->op_log().count(Component(c));
   for (int c = 0; c < kNumComponents; ++c) r.busy_ps[c] = pe->op_log().busy_ps(Component(c));
   const std::vector<OpRecord>& records = pe->op_log().records();
   if (stats) r.stats = stats->finish(r.launches);
   if (spec.keep_records) {
     r.records = records;
-    r.occupancy = occupancy->samples();
+    r.occupancy = probes->occupancy(0);
   }
   r.ok = true;
   for (const LaunchResult& l : r.launches) {
@@ -176,30 +101,23 @@ RunResult run_in_process(const RunSpec& spec) {
     r.error = deadlock_report({pe});
   }
   if (r.ok) {
-    if (const std::string left = pe->pe_ipc.undelivered(); !left.empty()) {
+    if (std::string left = undelivered_messages({pe}); !left.empty()) {
       r.ok = false;
-      r.error = std::string(pe->name()) + " holds messages no recv took: " + left;
+      r.error = std::move(left);
     }
   }
   if (r.ok && r.launches.size() != spec.launches.size()) {
     r.ok = false;
     r.error = "simulation ended before every kernel launch completed";
   }
-  // Written after a failed kernel too: what happened up to the failure.
   // Each output on its own, so one failing does not lose the others.
-  auto commit = [&r](const std::function<void()>& write) {
-    try {
-      write();
-    } catch (const std::exception& e) {
-      add_error(r, e.what());
-    }
-  };
+  auto commit = [&r](const std::function<void()>& write) { commit_output(r.ok, r.error, write); };
   commit([&] { pe->op_log().close(); });
   if (recorder) commit([&] { recorder->close(); });
   if (vcd) commit([&] { vcd->close(); });
   if (trace_out) {
     commit([&] {
-      for (const LaunchResult& l : r.launches) trace_pe->launch({l.kernel, l.start_ps, l.end_ps});
+      for (const LaunchResult& l : r.launches) probes->process(0)->launch({l.kernel, l.start_ps, l.end_ps});
       trace->finish();
       trace_out->commit();
     });
