@@ -77,6 +77,7 @@ MeshRunResult run_mesh_in_process(const MeshRunSpec& spec);
 // In a forked child, the result returned as JSON.
 MeshRunResult run_mesh_isolated(const MeshRunSpec& spec);
 
+// The whole result as JSON, the statistics file's figures (tb/run/mesh_result_codec.cpp).
 nlohmann::json to_json(const MeshRunResult& r);
 MeshRunResult mesh_run_result_from_json(const nlohmann::json& j);
 

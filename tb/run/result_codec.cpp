@@ -62,12 +62,6 @@ nlohmann::json busy_json(const uint64_t (&busy)[kNumComponents]) {
   return j;
 }
 
-nlohmann::json metrics_json(const std::vector<std::pair<std::string, double>>& m) {
-  nlohmann::json j = nlohmann::json::array();
-  for (const auto& [name, value] : m) j.push_back({name, value});
-  return j;
-}
-
 nlohmann::json launch_json(const LaunchResult& l) {
   nlohmann::json by_type;
   for (int t = 0; t < kNumCommandTypes; ++t) {
@@ -108,16 +102,15 @@ LaunchResult launch_from_json(const nlohmann::json& jl) {
   l.cpu_cycles_ps = jl.at("cpu_cycles_ps");
   for (int c = 0; c < kNumComponents; ++c) l.busy_ps[c] = jl.at("busy_ps").value(to_string(Component(c)), uint64_t(0));
   l.error = jl.at("error");
-  for (const auto& m : jl.at("metrics")) l.metrics.emplace_back(m.at(0), m.at(1));
+  l.metrics = metrics_from_json(jl.at("metrics"));
   return l;
 }
 
 nlohmann::json sample_json(const CounterSample& s) { return {s.time_ps, s.value}; }
 CounterSample sample_from_json(const nlohmann::json& j) { return {j.at(0), j.at(1)}; }
 
-// The per-launch lines across the fork ('L', 'W') are flat arrays of the
-// structs' fields in order: a keyed object per launch made the transport of
-// 100 k launches spend most of its time on keys.
+// The per-launch lines across the fork ('L', 'W'): flat arrays of the
+// structs' fields in order (tb/run/result_codec.h).
 class Fields {
  public:
   explicit Fields(const nlohmann::json& j) : j_(j) {
@@ -165,7 +158,7 @@ LaunchResult launch_from_fields(const nlohmann::json& j) {
   l.cpu_cycles_ps = f.next();
   for (uint64_t& b : l.busy_ps) b = f.next();
   l.error = f.next();
-  for (const auto& m : f.next()) l.metrics.emplace_back(m.at(0), m.at(1));
+  l.metrics = metrics_from_json(f.next());
   f.end();
   return l;
 }
@@ -266,6 +259,18 @@ void header_from_json(const nlohmann::json& j, RunResult& r) {
 }
 
 }  // namespace
+
+nlohmann::json metrics_json(const std::vector<std::pair<std::string, double>>& m) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const auto& [name, value] : m) j.push_back({name, value});
+  return j;
+}
+
+std::vector<std::pair<std::string, double>> metrics_from_json(const nlohmann::json& j) {
+  std::vector<std::pair<std::string, double>> m;
+  for (const auto& e : j) m.emplace_back(e.at(0), e.at(1));
+  return m;
+}
 
 nlohmann::json to_json(const RunResult& r) {
   nlohmann::json j = header_json(r);
