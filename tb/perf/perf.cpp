@@ -4,15 +4,11 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include <unistd.h>
-
-#include <systemc>
-#include <tlm>
-#include <tlm_utils/simple_initiator_socket.h>
-#include <tlm_utils/simple_target_socket.h>
 
 #include "kernels/attention/gqa_decode.h"
 #include "kernels/attention/long_ctx/long_ctx.h"
@@ -20,6 +16,7 @@
 #include "kernels/gemm/gemm_composite.h"
 #include "models/trace/component_table.h"
 #include "tb/benches/bench_registry.h"
+#include "tb/perf/measure.h"
 #include "tb/run/mesh_run.h"
 #include "tb/run/runner.h"
 
@@ -27,60 +24,9 @@ namespace kb {
 
 namespace {
 
-// The ceiling: the cheapest loosely-timed transaction SystemC offers, one
-// b_transport and one wait per command.
-struct CeilingTarget : sc_core::sc_module {
-  tlm_utils::simple_target_socket<CeilingTarget> in{"in"};
-  explicit CeilingTarget(sc_core::sc_module_name n) : sc_module(n) {
-    in.register_b_transport(this, &CeilingTarget::b_transport);
-  }
-  void b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
-    delay += sc_core::sc_time(1, sc_core::SC_NS);
-    p.set_response_status(tlm::TLM_OK_RESPONSE);
-  }
-};
-
-struct CeilingInitiator : sc_core::sc_module {
-  tlm_utils::simple_initiator_socket<CeilingInitiator> out{"out"};
-  uint64_t n;
-  CeilingInitiator(sc_core::sc_module_name name, uint64_t count) : sc_module(name), n(count) {
-    SC_HAS_PROCESS(CeilingInitiator);
-    SC_THREAD(run);
-  }
-  void run() {
-    tlm::tlm_generic_payload p;
-    unsigned char data[8] = {};
-    p.set_data_ptr(data);
-    p.set_data_length(8);
-    p.set_streaming_width(8);
-    for (uint64_t i = 0; i < n; ++i) {
-      p.set_command(tlm::TLM_WRITE_COMMAND);
-      p.set_address(i);
-      p.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-      sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-      out->b_transport(p, delay);
-      sc_core::wait(delay);
-    }
-  }
-};
-
-nlohmann::json ceiling(uint64_t n) {
-  CeilingInitiator init("initiator", n);
-  CeilingTarget target("target");
-  init.out.bind(target.in);
-  const auto t0 = std::chrono::steady_clock::now();
-  sc_core::sc_start();
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  return {{"commands", n}, {"seconds", s}};
-}
-
-struct Row {
-  std::string name;
-  uint64_t commands = 0, stages = 0, rss_kb = 0;
-  double seconds = 0;
-  double fraction = 0;  // median over the runs of (run's rate / adjacent ceiling run's rate)
-  std::string error;
-};
+using perf_detail::measure;
+using perf_detail::Measured;
+using perf_detail::Row;
 
 uint64_t work_of(const RunResult& r, uint64_t* commands) {
   *commands = 0;
@@ -90,53 +36,26 @@ uint64_t work_of(const RunResult& r, uint64_t* commands) {
   return stages;
 }
 
-// One ceiling run before a workload's run: its rate (commands/s), also
-// kept in *best_ceiling when the fastest; 0 and *error set when it failed.
-double paired_ceiling(const PerfOptions& o, double* best_ceiling, std::string* error) {
-  const nlohmann::json c = run_function_isolated([&] { return ceiling(o.ceiling_commands); });
-  if (c.contains("error")) {
-    *error = "ceiling benchmark failed: " + c["error"].get<std::string>();
-    return 0;
-  }
-  const double rate = double(c["commands"]) / double(c["seconds"]);
-  *best_ceiling = std::max(*best_ceiling, rate);
-  return rate;
-}
-
-// `repeats` runs, each right after a ceiling run. The machine is shared and
-// its speed drifts over seconds: the fastest run is the one least disturbed
-// (its rates are reported), and a run compared with the ceiling measured
-// just before it gives a ratio that drift hardly touches (the median is
-// reported). `best_ceiling` collects the fastest ceiling seen.
-Row workload(const std::string& name, const Kernel& k, const PerfOptions& o,
-             double* best_ceiling) {
+// A single-PE workload: run_isolated in timing mode.
+Row workload(const std::string& name, const Kernel& k, const PerfOptions& o, double* best_ceiling) {
   RunSpec spec;
   spec.launches = {{name, k}};
   spec.summary = false;  // the model alone: statistics cost a little time per record
-  Row row{name};
-  std::vector<double> ratios;
-  RunResult best;
-  for (int i = 0; i < o.repeats; ++i) {
-    const double ceiling_rate = paired_ceiling(o, best_ceiling, &row.error);
-    if (!row.error.empty()) return row;
-    RunResult r = run_isolated(spec);
-    if (!r.ok) {
-      row.error = r.error;
-      return row;
-    }
-    uint64_t commands = 0;
-    const uint64_t stages = work_of(r, &commands);
-    // A composite's work is its stages; a single-op command is one stage.
-    ratios.push_back(double(std::max(commands, stages)) / r.sim_wall_seconds / ceiling_rate);
-    if (i == 0 || r.sim_wall_seconds < best.sim_wall_seconds) best = std::move(r);
-  }
-  row.stages = work_of(best, &row.commands);
-  row.seconds = best.sim_wall_seconds;
-  row.rss_kb = best.peak_rss_kb;
-  std::sort(ratios.begin(), ratios.end());
-  const size_t n = ratios.size();
-  row.fraction = n % 2 ? ratios[n / 2] : (ratios[n / 2 - 1] + ratios[n / 2]) / 2;
-  return row;
+  return measure(
+      name,
+      [&spec] {
+        const RunResult r = run_isolated(spec);
+        Measured m;
+        if (!r.ok) {
+          m.error = r.error;
+          return m;
+        }
+        m.stages = work_of(r, &m.commands);
+        m.seconds = r.sim_wall_seconds;
+        m.rss_kb = r.peak_rss_kb;
+        return m;
+      },
+      o, best_ceiling);
 }
 
 GqaShape gqa(int64_t context) {
@@ -197,28 +116,22 @@ Row mesh_workload(const MeshWorkload& w, const PerfOptions& o, double* best_ceil
   spec.config.topology.cube.pes = kMeshCubePes;
   spec.kernel_name = w.name;
   spec.kernel = w.kernel;
-  Row row{w.name};
-  std::vector<double> ratios;
-  MeshRunResult best;
-  for (int i = 0; i < o.repeats; ++i) {
-    const double ceiling_rate = paired_ceiling(o, best_ceiling, &row.error);
-    if (!row.error.empty()) return row;
-    MeshRunResult r = run_mesh_isolated(spec);
-    if (!r.ok) {
-      row.error = r.error;
-      return row;
-    }
-    ratios.push_back(double(std::max(r.commands, r.stages)) / r.sim_wall_seconds / ceiling_rate);
-    if (i == 0 || r.sim_wall_seconds < best.sim_wall_seconds) best = std::move(r);
-  }
-  row.commands = best.commands;
-  row.stages = best.stages;
-  row.seconds = best.sim_wall_seconds;
-  row.rss_kb = best.peak_rss_kb;
-  std::sort(ratios.begin(), ratios.end());
-  const size_t n = ratios.size();
-  row.fraction = n % 2 ? ratios[n / 2] : (ratios[n / 2 - 1] + ratios[n / 2]) / 2;
-  return row;
+  return measure(
+      w.name,
+      [&spec] {
+        const MeshRunResult r = run_mesh_isolated(spec);
+        Measured m;
+        if (!r.ok) {
+          m.error = r.error;
+          return m;
+        }
+        m.commands = r.commands;
+        m.stages = r.stages;
+        m.seconds = r.sim_wall_seconds;
+        m.rss_kb = r.peak_rss_kb;
+        return m;
+      },
+      o, best_ceiling);
 }
 
 // Wall time x the ceiling rate: a run's length in ceiling transactions,
