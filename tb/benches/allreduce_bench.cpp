@@ -79,12 +79,7 @@ nlohmann::json run_allreduce(const BenchParams& p, const PeConfig& cfg, const Sy
       spec.config = cfg;
       spec.kernel_name = "all_reduce_" + a;
       spec.kernel = all_reduce_kernel(algo_of(a), bytes / 4, opt);
-      spec.oplog_path = out.oplog;
-      spec.trace_path = out.trace;
-      spec.trace_window = out.trace_window;
-      spec.vcd_path = out.vcd;
-      spec.stats_path = out.stats;
-      spec.timeout_s = out.timeout_s;
+      out.apply(spec);
       const MeshRunResult r = run_mesh_isolated(spec);
       if (!r.ok) throw SystemRunError(a + " " + std::to_string(bytes) + " bytes: " + r.error);
       const double t = double(r.latency_ps()) * 1e-12;

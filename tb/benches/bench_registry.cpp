@@ -82,6 +82,15 @@ nlohmann::json bench_figures(const Bench& b, const BenchParams& p, const PeConfi
   return j;
 }
 
+void SystemOutputs::apply(MeshRunSpec& spec) const {
+  spec.oplog_path = oplog;
+  spec.trace_path = trace;
+  spec.trace_window = trace_window;
+  spec.vcd_path = vcd;
+  spec.stats_path = stats;
+  spec.timeout_s = timeout_s;
+}
+
 std::string BenchParams::text(const std::string& name) const { return values_.at(name); }
 
 Dtype BenchParams::dtype(const std::string& name) const {

@@ -14,6 +14,7 @@
 
 #include "models/config/pe_config.h"
 #include "models/pe/cpu/pe_cpu.h"
+#include "tb/run/mesh_run.h"
 #include "tb/run/report.h"  // launch_figures, bottleneck
 #include "tb/run/runner.h"
 
@@ -49,6 +50,8 @@ struct SystemOutputs {
   double timeout_s = 0;
   TraceWindow trace_window;  // of the trace (models/trace/chrome_trace.h)
   bool any() const { return !oplog.empty() || !trace.empty() || !vcd.empty() || !stats.empty(); }
+  // Into the spec of that mesh run: its outputs and timeout.
+  void apply(MeshRunSpec& spec) const;
 };
 
 struct Bench {

@@ -15,12 +15,7 @@ namespace kb {
 
 namespace {
 
-using pe_bench::check_elements;
-using pe_bench::check_step;
-using pe_bench::launch;
-using pe_bench::Launches;
-using pe_bench::metric;
-using pe_bench::report_check;
+using namespace pe_bench;  // tb/benches/pe_bench_util.h
 
 // Runs a GEMM kernel on fresh inputs and, in data mode, checks C.
 template <class KernelFn>

@@ -13,12 +13,7 @@ namespace kb {
 
 namespace {
 
-using pe_bench::check_elements;
-using pe_bench::check_step;
-using pe_bench::launch;
-using pe_bench::Launches;
-using pe_bench::metric;
-using pe_bench::report_check;
+using namespace pe_bench;  // tb/benches/pe_bench_util.h
 
 GqaShape gqa_shape(const BenchParams& p) {
   GqaShape s;

@@ -179,12 +179,7 @@ nlohmann::json run_long_ctx(const BenchParams& p, const PeConfig& cfg, const Sys
       spec.config = cfg;
       spec.kernel_name = "gqa_long_ctx_" + name;
       spec.kernel = [=](Tl& tl) { gqa_long_ctx(tl, c, s, {}); };
-      spec.oplog_path = out.oplog;
-      spec.trace_path = out.trace;
-      spec.trace_window = out.trace_window;
-      spec.vcd_path = out.vcd;
-      spec.stats_path = out.stats;
-      spec.timeout_s = out.timeout_s;
+      out.apply(spec);
       const MeshRunResult r = run_mesh_isolated(spec);
       if (!r.ok) throw SystemRunError(what + ": " + r.error);
 

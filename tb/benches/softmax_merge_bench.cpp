@@ -10,8 +10,7 @@ namespace kb {
 
 namespace {
 
-using pe_bench::check_elements;
-using pe_bench::Launches;
+using namespace pe_bench;  // tb/benches/pe_bench_util.h
 
 void softmax_merge_stream(Tl& tl, int64_t g, int64_t d, int64_t kv_tile, int64_t tiles) {
   const Tensor v = tl.hbm("V", kv_tile * tiles, d, Dtype::kBf16);
