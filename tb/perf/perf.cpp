@@ -134,6 +134,13 @@ Row mesh_workload(const MeshWorkload& w, const PerfOptions& o, double* best_ceil
       o, best_ceiling);
 }
 
+// A failed row of a table: its name and error; false when it did not fail.
+bool print_failed(const Row& r, std::ostream& os) {
+  if (r.error.empty()) return false;
+  os << r.name << ": failed: " << r.error << "\n";
+  return true;
+}
+
 // Wall time x the ceiling rate: a run's length in ceiling transactions,
 // which machine drift hardly changes (fraction = work / wall / ceiling).
 double ceiling_normalised_wall(const Row& r) { return double(std::max(r.commands, r.stages)) / r.fraction; }
@@ -153,8 +160,7 @@ int report_mesh(const std::vector<Row>& rows, const Row* opt2, const PerfOptions
         "of ceiling  of 1-PE opt2  peak RSS(MB)\n";
   int rc = 0;
   for (const Row& r : rows) {
-    if (!r.error.empty()) {
-      os << r.name << ": failed: " << r.error << "\n";
+    if (print_failed(r, os)) {
       rc = 1;
       continue;
     }
@@ -289,8 +295,7 @@ int run_perf(const PerfOptions& o, std::ostream& os) {
   }
   int rc = 0;
   for (const Row& r : rows) {
-    if (!r.error.empty()) {
-      os << r.name << ": failed: " << r.error << "\n";
+    if (print_failed(r, os)) {
       rc = 1;
       continue;
     }
