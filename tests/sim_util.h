@@ -1,5 +1,5 @@
 // Helpers shared by the simulation tests: run a kernel in a child process
-// (tb/runner.h) and pick records out of its op log.
+// (tb/run/runner.h) and pick records out of its op log.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "models/tl/tl.h"
-#include "tb/runner.h"
+#include "tb/run/runner.h"
 
 namespace kb::test {
 

@@ -18,7 +18,7 @@
 
 namespace {
 
-// Simulations run in forked children (tb/runner.h), whose gtest results
+// Simulations run in forked children (tb/run/runner.h), whose gtest results
 // never reach the parent. A failed assertion there (inside a kernel, or a
 // SystemC warning) throws instead, which fails the run with the message, and
 // the parent's check of the run's result reports it.

@@ -1,6 +1,6 @@
 // libFuzzer harness: the sweep and trace-window text parsers, both fed
 // untrusted text: a sweep point file for `kernbench sweep --collect`
-// (kb::parse_sweep_point, tb/sweep_jobs.h) and a `--trace-window
+// (kb::parse_sweep_point, tb/cli/sweep_jobs.h) and a `--trace-window
 // START:END` value (kb::parse_trace_window, models/trace/chrome_trace.h).
 // The first byte picks the parser, the rest is the text. BenchError (a
 // point file) and std::invalid_argument (a window) are the expected
@@ -14,8 +14,8 @@
 #include <string>
 
 #include "models/trace/chrome_trace.h"
-#include "tb/bench_registry.h"
-#include "tb/sweep_jobs.h"
+#include "tb/benches/bench_registry.h"
+#include "tb/cli/sweep_jobs.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;

@@ -9,7 +9,7 @@
 //   # fuzz: set KEY=VALUE     a configuration override, as --set
 //
 // SystemC elaborates once per process, so each run happens in a forked
-// child, as in tb/runner.h. The child's coverage counters are copies of the
+// child, as in tb/run/runner.h. The child's coverage counters are copies of the
 // parent's; the child hands them back through shared memory and the parent
 // merges them, so libFuzzer sees the simulation's coverage too. The child runs
 // SystemC for a bounded simulated time (kSimCycles cycles), so a large but
@@ -59,7 +59,7 @@
 #include "models/top/pe_top.h"
 #include "models/trace/stats.h"
 #include "models/util/input_file.h"
-#include "tb/command_stream.h"
+#include "tb/replay/command_stream.h"
 #include "tests/fuzz/fuzz_util.h"
 
 namespace {

@@ -1,5 +1,5 @@
 // libFuzzer harness: the command-stream parser, kb::parse_command_stream
-// (tb/command_stream.h). StreamError (and KernelError or InputFileError,
+// (tb/replay/command_stream.h). StreamError (and KernelError or InputFileError,
 // should the parser validate more) are the expected answers to bad input; a
 // crash, a sanitizer report, another exception, a hang or unbounded memory
 // is a finding.
@@ -9,7 +9,7 @@
 
 #include "models/isa/tensor_table.h"
 #include "models/util/input_file.h"
-#include "tb/command_stream.h"
+#include "tb/replay/command_stream.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

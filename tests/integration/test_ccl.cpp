@@ -1,6 +1,6 @@
 // Collectives: LRAB and ring all-reduce, written with tl
 // only (kernels/ccl), on meshes of cubes. Each mesh runs in a forked child
-// (tb/mesh_run.h).
+// (tb/run/mesh_run.h).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -10,8 +10,8 @@
 #include "kernels/ccl/all_reduce.h"
 #include "models/config/pe_config.h"
 #include "models/tl/tl.h"
-#include "tb/allreduce_model.h"
-#include "tb/mesh_run.h"
+#include "tb/benches/allreduce_model.h"
+#include "tb/run/mesh_run.h"
 #include "tests/sim_util.h"
 
 namespace kb {
@@ -110,7 +110,7 @@ INSTANTIATE_TEST_SUITE_P(
 namespace kb {
 namespace {
 
-// The alpha-beta model (tb/allreduce_model.h, derived in docs/mesh.md) against
+// The alpha-beta model (tb/benches/allreduce_model.h, derived in docs/mesh.md) against
 // the simulation: within 10% on two mesh shapes and three sizes, for both
 // algorithms (timing mode).
 class AllReduceModel : public testing::TestWithParam<std::tuple<bool, std::tuple<uint32_t, uint32_t, uint32_t>>> {};

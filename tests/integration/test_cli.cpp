@@ -27,7 +27,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/config/pe_config.h"
-#include "tb/bench_registry.h"
+#include "tb/benches/bench_registry.h"
 
 namespace {
 

@@ -15,9 +15,9 @@
 #include "kernels/gemm/gemm_composite.h"
 #include "models/trace/chrome_trace.h"
 #include "models/trace/component_table.h"
-#include "tb/bench_registry.h"
-#include "tb/report.h"
-#include "tb/runner.h"
+#include "tb/benches/bench_registry.h"
+#include "tb/run/report.h"
+#include "tb/run/runner.h"
 #include "tests/test_files.h"
 
 namespace kb {

@@ -13,7 +13,7 @@
 #include "kernels/recipes/softmax_merge.h"
 #include "models/mem/sparse_memory.h"
 #include "models/pe/engines/dtype_codec.h"
-#include "tb/reference.h"
+#include "tb/benches/reference.h"
 #include "tests/sim_util.h"
 
 namespace kb {

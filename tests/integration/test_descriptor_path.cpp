@@ -22,7 +22,7 @@
 #include "models/pe/scheduler/pe_scheduler.h"
 #include "models/top/pe_top.h"
 #include "models/util/module_payload.h"
-#include "tb/runner.h"
+#include "tb/run/runner.h"
 #include "tests/test_files.h"
 #include "tests/tlm/base_protocol_checker.h"
 

@@ -4,7 +4,7 @@
 // a golden by hand.
 #include <gtest/gtest.h>
 
-#include "tb/goldens.h"
+#include "tb/goldens/goldens.h"
 
 namespace kb {
 namespace {

@@ -16,7 +16,7 @@
 #include "models/top/deadlock.h"
 #include "models/top/pe_top.h"
 #include "tests/sim_util.h"
-#include "tb/command_stream.h"
+#include "tb/replay/command_stream.h"
 #include "tests/test_files.h"
 #include "tests/tlm/base_protocol_checker.h"
 
@@ -510,7 +510,7 @@ TEST(IpcErrors, PeerOutsideTheTopIsRefusedAtDispatch) {
       << recv.dump();
 }
 
-// Replay text (tb/command_stream.h): send / recv lines run, a self-send on
+// Replay text (tb/replay/command_stream.h): send / recv lines run, a self-send on
 // one PE, and record back as they were written.
 TEST(IpcReplay, ParsesRunsAndRecordsSendAndRecv) {
   const std::string text = test::read_file(std::string(KB_SOURCE_DIR) + "/tests/fuzz/corpus/replay/ipc_self");

@@ -24,7 +24,7 @@
 #include "models/mem/hbm.h"
 #include "models/pe/pe.h"
 #include "models/tl/tl.h"
-#include "tb/runner.h"
+#include "tb/run/runner.h"
 #include "tests/sim_util.h"
 #include "tests/test_files.h"
 

@@ -10,8 +10,8 @@
 #include "kernels/attention/gqa_decode.h"
 #include "kernels/gemm/gemm_async.h"
 #include "kernels/gemm/gemm_composite.h"
-#include "tb/bench_registry.h"
-#include "tb/command_stream.h"
+#include "tb/benches/bench_registry.h"
+#include "tb/replay/command_stream.h"
 #include "tests/sim_util.h"
 
 namespace kb {

@@ -2,7 +2,7 @@
 // partitioning cases against the reference attention in data mode, their
 // reduction to single-PE opt2 on one PE, the associativity of the shared
 // state merge, and the LRAB root of cube_sp_pe_sp in the link traffic.
-// Each mesh runs in a forked child (tb/mesh_run.h).
+// Each mesh runs in a forked child (tb/run/mesh_run.h).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -20,9 +20,9 @@
 #include "kernels/recipes/state_merge.h"
 #include "models/mesh/mesh_router.h"
 #include "models/pe/engines/dtype_codec.h"
-#include "tb/mesh_run.h"
-#include "tb/reference.h"
-#include "tb/runner.h"
+#include "tb/run/mesh_run.h"
+#include "tb/benches/reference.h"
+#include "tb/run/runner.h"
 #include "tests/sim_util.h"
 #include "tests/test_files.h"
 

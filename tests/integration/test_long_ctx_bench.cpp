@@ -1,6 +1,6 @@
 // The gqa-long-ctx bench and its roofline: the
 // CLI's figures obey their formulas for every case and context, the
-// roofline (tb/long_ctx_model.h) is a lower bound of simulated runs on
+// roofline (tb/benches/long_ctx_model.h) is a lower bound of simulated runs on
 // several meshes, and bad parameters are bad input (exit 2).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -15,8 +15,8 @@
 #include <nlohmann/json.hpp>
 
 #include "kernels/attention/long_ctx/long_ctx.h"
-#include "tb/long_ctx_model.h"
-#include "tb/mesh_run.h"
+#include "tb/benches/long_ctx_model.h"
+#include "tb/run/mesh_run.h"
 #include "tests/sim_util.h"
 
 namespace kb {

@@ -15,7 +15,7 @@
 #include "kernels/gemm/gemm_composite.h"
 #include "models/tl/tl.h"
 #include "models/util/instant_calendar.h"
-#include "tb/mesh_run.h"
+#include "tb/run/mesh_run.h"
 #include "tests/sim_util.h"
 #include "tests/test_files.h"
 

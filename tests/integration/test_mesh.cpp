@@ -20,7 +20,7 @@
 #include "models/pe/engines/pe_dma.h"
 #include "models/tl/tl.h"
 #include "models/top/mesh_top.h"
-#include "tb/runner.h"
+#include "tb/run/runner.h"
 #include "tests/sim_util.h"
 #include "tests/tlm/base_protocol_checker.h"
 

@@ -2,7 +2,7 @@
 // (a process per PE plus "links") and the VCD of a 1 x 2 mesh of 2-PE cubes
 // running the LRAB all-reduce (kernels/ccl) in timing mode, checked against
 // each other and against MeshRunResult's counters. Runs in forked children
-// (tb/mesh_run.h).
+// (tb/run/mesh_run.h).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -24,7 +24,7 @@
 #include "models/tl/tl.h"
 #include "models/trace/chrome_trace.h"
 #include "models/trace/component_table.h"
-#include "tb/mesh_run.h"
+#include "tb/run/mesh_run.h"
 #include "tests/sim_util.h"
 #include "tests/test_files.h"
 #include "tests/vcd_reader.h"

@@ -31,7 +31,7 @@
 #include "models/trace/counter_probe.h"
 #include "models/trace/schema_version.h"
 #include "models/trace/vcd_trace.h"
-#include "tb/runner.h"
+#include "tb/run/runner.h"
 #include "tests/test_files.h"
 #include "tests/vcd_reader.h"
 

@@ -38,8 +38,8 @@
 #include "models/trace/chrome_trace.h"
 #include "models/trace/schema_version.h"
 #include "models/trace/stats.h"
-#include "tb/bench_registry.h"
-#include "tb/runner.h"
+#include "tb/benches/bench_registry.h"
+#include "tb/run/runner.h"
 
 namespace {
 

@@ -14,8 +14,8 @@
 
 #include "models/trace/chrome_trace.h"
 #include "models/trace/op_log.h"
-#include "tb/bench_registry.h"
-#include "tb/runner.h"
+#include "tb/benches/bench_registry.h"
+#include "tb/run/runner.h"
 #include "tests/test_files.h"
 
 namespace kb {

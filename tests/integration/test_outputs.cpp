@@ -35,7 +35,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tb/runner.h"
+#include "tb/run/runner.h"
 #include "tests/test_files.h"
 
 namespace {

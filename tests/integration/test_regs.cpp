@@ -18,7 +18,7 @@
 #include "models/isa/register_map.h"
 #include "models/tl/tl.h"
 #include "models/top/pe_top.h"
-#include "tb/runner.h"
+#include "tb/run/runner.h"
 #include "tests/integration/regs_initiator.h"
 #include "tests/tlm/base_protocol_checker.h"
 

@@ -22,7 +22,7 @@
 #include "kernels/gemm/gemm_tiled_single_op.h"
 #include "kernels/recipes/softmax_merge.h"
 #include "models/util/asan_stack.h"  // KB_ASAN
-#include "tb/command_stream.h"
+#include "tb/replay/command_stream.h"
 #include "tests/sim_util.h"
 
 

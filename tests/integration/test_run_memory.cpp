@@ -23,9 +23,9 @@
 
 #include "models/config/pe_config.h"
 #include "models/util/asan_stack.h"  // KB_ASAN
-#include "tb/bench_registry.h"
-#include "tb/command_stream.h"
-#include "tb/runner.h"
+#include "tb/benches/bench_registry.h"
+#include "tb/replay/command_stream.h"
+#include "tb/run/runner.h"
 #include "tests/test_files.h"
 
 
@@ -36,7 +36,7 @@ using kb::test::TempDir;
 constexpr double kMaxBytesPerLaunch = 3000;
 constexpr size_t kFew = 10000, kMany = 100000;
 
-// A stream of `n` launches, each one tl.cycles(1) (tb/command_stream.h).
+// A stream of `n` launches, each one tl.cycles(1) (tb/replay/command_stream.h).
 std::string stream_file(const TempDir& dir, size_t n) {
   const std::string path = dir.file("launches_" + std::to_string(n) + ".kbs");
   std::string text = "# kernbench command stream v1\n";

@@ -12,7 +12,7 @@
 
 #include "models/tl/tl.h"
 #include "models/top/pe_top.h"
-#include "tb/runner.h"
+#include "tb/run/runner.h"
 
 namespace kb {
 namespace {

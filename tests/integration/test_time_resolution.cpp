@@ -13,8 +13,8 @@
 
 #include "models/util/clock.h"
 #include "models/tl/tl.h"
-#include "tb/bench_registry.h"
-#include "tb/runner.h"
+#include "tb/benches/bench_registry.h"
+#include "tb/run/runner.h"
 #include "tests/test_files.h"
 
 namespace kb {

@@ -26,8 +26,8 @@
 #include "models/pe/engines/pe_tcm.h"
 #include "models/tl/tl.h"
 #include "models/top/pe_top.h"
-#include "tb/bench_registry.h"
-#include "tb/runner.h"
+#include "tb/benches/bench_registry.h"
+#include "tb/run/runner.h"
 #include "tests/tlm/base_protocol_checker.h"
 
 namespace kb {

@@ -25,8 +25,8 @@
 #include "kernels/gemm/gemm_composite.h"
 #include "models/tl/tl.h"
 #include "models/trace/chrome_trace.h"
-#include "tb/mesh_run.h"
-#include "tb/runner.h"
+#include "tb/run/mesh_run.h"
+#include "tb/run/runner.h"
 #include "tests/sim_util.h"
 #include "tests/test_files.h"
 

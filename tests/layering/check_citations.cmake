@@ -44,7 +44,7 @@ set(allowed
   [=[models/config/pe_config.cpp|"cap on one CompositeCmd's logical bytes, bytes (ADR-0064 D7)"]=]
   [=[models/isa/cost_model.cpp|"ADR-0064 D8: which FIXED does this command pay?"]=]
   [=[models/isa/cost_model.cpp|" (pe.attrs.pe_cost_model.max_composite_logical_bytes, ADR-0064 D7);"]=]
-  [=[tb/kernbench_main.cpp|" points as a Slurm array (issue 16 item 4): task ID runs\n"]=]
+  [=[tb/cli/sweep.cpp|" points as a Slurm array (issue 16 item 4): task ID runs\n"]=]
   [=[tests/integration/test_descriptor_path.cpp|HasSubstr("ADR-0064 D7")]=]
   [=[tests/integration/test_kernel_error.cpp|"ADR-0064 D7)"]=]
   [=[scripts/hostile_inputs.py|"""Hostile and careless input against the kernbench CLI (issue 11).]=]

@@ -16,8 +16,8 @@
 #include "models/isa/descriptor.h"
 #include "models/tl/tl.h"
 #include "models/top/pe_top.h"
-#include "tb/bench_registry.h"
-#include "tb/runner.h"
+#include "tb/benches/bench_registry.h"
+#include "tb/run/runner.h"
 
 namespace kb {
 namespace {

@@ -385,7 +385,7 @@ TEST(OutputFile, FlushPutsEveryByteSoFarInTheFile) {
   EXPECT_TRUE(read_file(dir.file("out.bin")) == all);
 }
 
-// tb/runner.cpp forks the simulations: a fork first waits for the writer
+// tb/run/runner.cpp forks the simulations: a fork first waits for the writer
 // to write what it was handed and joins it; writing resumes after.
 TEST(OutputFile, NoWriterThreadIsAliveAcrossFork) {
   TempDir dir;

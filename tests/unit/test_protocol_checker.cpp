@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "tb/runner.h"
+#include "tb/run/runner.h"
 
 namespace kb::test {
 namespace {

@@ -1,0 +1,356 @@
+#include "tb/cli/sweep_jobs.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <optional>
+
+#include "tb/benches/bench_registry.h"
+
+namespace kb {
+
+namespace {
+
+// A path or value in a message: on one line (control bytes as \xNN).
+std::string printable(const std::string& s) {
+  std::string out;
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c >= 0x20 && c != 0x7f) {
+      out += ch;
+    } else {
+      static const char kHex[] = "0123456789abcdef";
+      out += std::string("\\x") + kHex[c >> 4] + kHex[c & 15];
+    }
+  }
+  return out;
+}
+
+[[noreturn]] void bad(const std::string& path, const std::string& problem) {
+  throw BenchError("sweep --collect: " + printable(path) + ": " + problem);
+}
+
+// Deepest nesting of arrays and objects in JSON text, strings skipped: the
+// parser and the value's destructor recurse, so depth is bounded first.
+int json_depth(const std::string& text) {
+  int depth = 0, deepest = 0;
+  bool in_string = false, escaped = false;
+  for (const char c : text) {
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+// "point-INDEX.json" -> INDEX; nullopt for any other name.
+std::optional<uint64_t> point_file_index(const std::string& name, bool& overflow) {
+  static const std::string kPrefix = "point-", kSuffix = ".json";
+  overflow = false;
+  if (name.size() <= kPrefix.size() + kSuffix.size() || name.compare(0, kPrefix.size(), kPrefix) != 0 ||
+      name.compare(name.size() - kSuffix.size(), kSuffix.size(), kSuffix) != 0) {
+    return std::nullopt;
+  }
+  const char* first = name.data() + kPrefix.size();
+  const char* last = name.data() + name.size() - kSuffix.size();
+  if (!std::all_of(first, last, [](char c) { return c >= '0' && c <= '9'; })) return std::nullopt;
+  uint64_t v = 0;
+  const auto [end, ec] = std::from_chars(first, last, v);
+  if (ec != std::errc() || end != last) {
+    overflow = true;
+    return uint64_t(0);
+  }
+  return v;
+}
+
+// A regular file's text, at most `limit` bytes; never blocks on a FIFO.
+std::string read_point_file(const std::string& path, uint64_t limit) {
+  const int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) bad(path, std::string("cannot open: ") + std::strerror(errno));
+  struct FdCloser {
+    int fd;
+    ~FdCloser() { close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (fstat(fd, &st) != 0) bad(path, std::string("cannot stat: ") + std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) bad(path, "not a regular file");
+  if (uint64_t(st.st_size) > limit) {
+    bad(path, std::to_string(st.st_size) + " bytes; a point file has at most " + std::to_string(limit));
+  }
+  std::string text(size_t(st.st_size), '\0');
+  size_t got = 0;
+  while (got < text.size()) {
+    const ssize_t n = read(fd, text.data() + got, text.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) bad(path, std::string("cannot read: ") + std::strerror(errno));
+    if (n == 0) break;
+    got += size_t(n);
+  }
+  text.resize(got);
+  return text;
+}
+
+std::vector<std::string> string_array(const nlohmann::json& j, const char* key, const std::string& path) {
+  const auto it = j.find(key);
+  if (it == j.end() || !it->is_array()) bad(path, std::string("expected '") + key + "' an array of strings");
+  std::vector<std::string> out;
+  for (const auto& v : *it) {
+    if (!v.is_string()) bad(path, std::string("expected '") + key + "' an array of strings");
+    out.push_back(v.get<std::string>());
+  }
+  return out;
+}
+
+uint64_t whole_number(const nlohmann::json& j, const char* key, const std::string& path) {
+  const auto it = j.find(key);
+  if (it == j.end() || !it->is_number_unsigned()) bad(path, std::string("expected '") + key + "' a whole number");
+  return it->get<uint64_t>();
+}
+
+std::string text_field(const nlohmann::json& j, const char* key, const std::string& path) {
+  const auto it = j.find(key);
+  if (it == j.end() || !it->is_string()) bad(path, std::string("expected '") + key + "' a string");
+  return it->get<std::string>();
+}
+
+}  // namespace
+
+std::string sh_quote(const std::string& arg, const std::string& what) {
+  if (arg.find('\n') != std::string::npos) {
+    throw BenchError("--emit-jobs: " + what + " holds a line break; a job is one line of the jobs file");
+  }
+  const bool bare = !arg.empty() && std::all_of(arg.begin(), arg.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           std::strchr("_@%+=:,./-", c) != nullptr;
+  });
+  if (bare) return arg;
+  std::string q = "'";
+  for (const char c : arg) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+std::string sweep_id(const std::vector<std::string>& fields) {
+  uint64_t h = 14695981039346656037ull;  // FNV-1a 64 offset basis
+  auto mix = [&h](const std::string& s) {
+    for (const char c : s) {
+      h ^= static_cast<unsigned char>(c);
+      h *= 1099511628211ull;  // FNV-1a 64 prime
+    }
+  };
+  for (const std::string& f : fields) {
+    mix(std::to_string(f.size()) + ":");
+    mix(f);
+  }
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+bool is_sweep_id(const std::string& s) {
+  return s.size() == 16 &&
+         std::all_of(s.begin(), s.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
+
+nlohmann::json sweep_point_json(const SweepPoint& p) {
+  nlohmann::json j;
+  j["format"] = kSweepPointFormat;
+  j["sweep_id"] = p.sweep_id;
+  j["bench"] = p.bench;
+  j["index"] = p.index;
+  j["points"] = p.points;
+  j["axes"] = p.axes;
+  j["values"] = p.values;
+  if (!p.error.empty()) {
+    j["error"] = p.error;
+  } else {
+    nlohmann::json cells = nlohmann::json::array();
+    for (const auto& [k, v] : p.cells) cells.push_back({k, v});
+    j["cells"] = cells;
+  }
+  return j;
+}
+
+namespace {
+
+// Text that goes into the CSV and onto the terminal unquoted (column
+// keys, axes, values): no control byte, no ',' or '"' (a damaged or
+// hostile point file must not add rows or columns).
+void check_csv_text(const std::string& path, const char* what, const std::string& t) {
+  for (unsigned char c : t) {
+    if (c < 0x20 || c == 0x7f || c == ',' || c == '"') {
+      bad(path, std::string("a ") + what + " '" + printable(t) + "' with a control byte, ',' or '\"'");
+    }
+  }
+}
+
+// A CSV cell exactly as the local sweep writes one: bare when it holds no
+// ',', '"', CR or LF, else quoted with inner quotes doubled; no other
+// control byte.
+void check_cell(const std::string& path, const std::string& cell) {
+  bool ok = true;
+  for (unsigned char c : cell) ok = ok && ((c >= 0x20 && c != 0x7f) || c == '\r' || c == '\n');
+  if (ok && cell.find_first_of(",\"\r\n") != std::string::npos) {
+    ok = cell.size() >= 2 && cell.front() == '"' && cell.back() == '"';
+    std::string inner;
+    for (size_t i = 1; ok && i + 1 < cell.size(); ++i) {
+      if (cell[i] == '"') {
+        ok = i + 2 < cell.size() && cell[i + 1] == '"';
+        ++i;
+      }
+      inner += cell[i];
+    }
+    ok = ok && inner.find_first_of(",\"\r\n") != std::string::npos;  // else it would be bare
+  }
+  if (!ok) bad(path, "a cell '" + printable(cell) + "' that is not a CSV cell as a sweep writes it");
+}
+
+}  // namespace
+
+SweepPoint parse_sweep_point(const std::string& text, const std::string& path, uint64_t max_points) {
+  // A point file nests three deep (object, cells, pair).
+  if (json_depth(text) > 3) bad(path, "nested deeper than a point file; not a point file");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    bad(path, std::string("not valid JSON: ") + e.what());
+  }
+  if (!j.is_object()) bad(path, "expected a JSON object");
+  if (j.value("format", nlohmann::json()) != kSweepPointFormat) {
+    bad(path, std::string("not a kernbench sweep point (expected \"format\": \"") + kSweepPointFormat + "\")");
+  }
+  for (const auto& item : j.items()) {
+    const std::string& k = item.key();  // not a structured binding: C++17 lambdas cannot capture one (clang)
+    static const char* const kKeys[] = {"format", "sweep_id", "bench", "index", "points",
+                                        "axes",   "values",   "cells", "error"};
+    if (std::find_if(std::begin(kKeys), std::end(kKeys), [&](const char* key) { return k == key; }) ==
+        std::end(kKeys)) {
+      bad(path, "unknown key '" + printable(k) + "'");
+    }
+  }
+  SweepPoint p;
+  p.sweep_id = text_field(j, "sweep_id", path);
+  if (!is_sweep_id(p.sweep_id)) bad(path, "expected 'sweep_id' 16 hex digits");
+  p.bench = text_field(j, "bench", path);
+  p.points = whole_number(j, "points", path);
+  if (p.points < 1 || p.points > max_points) {
+    bad(path, "'points' is " + std::to_string(p.points) + "; a sweep has 1 to " + std::to_string(max_points));
+  }
+  p.index = whole_number(j, "index", path);
+  if (p.index >= p.points) {
+    bad(path, "'index' is " + std::to_string(p.index) + " in a sweep of " + std::to_string(p.points) +
+                  " points (0 to " + std::to_string(p.points - 1) + ")");
+  }
+  p.axes = string_array(j, "axes", path);
+  p.values = string_array(j, "values", path);
+  if (p.axes.empty() || p.axes.size() != p.values.size()) {
+    bad(path, "expected as many 'values' as 'axes', at least one");
+  }
+  const bool has_error = j.contains("error"), has_cells = j.contains("cells");
+  if (has_error == has_cells) bad(path, "expected either 'cells' or 'error'");
+  if (has_error) {
+    p.error = text_field(j, "error", path);
+    if (p.error.empty()) bad(path, "expected 'error' not empty");
+  } else {
+    const nlohmann::json& cells = j["cells"];
+    if (!cells.is_array()) bad(path, "expected 'cells' an array of [key, cell] pairs");
+    for (const auto& c : cells) {
+      if (!c.is_array() || c.size() != 2 || !c[0].is_string() || !c[1].is_string()) {
+        bad(path, "expected 'cells' an array of [key, cell] pairs");
+      }
+      p.cells.emplace_back(c[0].get<std::string>(), c[1].get<std::string>());
+      check_csv_text(path, "cell key", p.cells.back().first);
+      check_cell(path, p.cells.back().second);
+    }
+  }
+  for (const std::string& a : p.axes) check_csv_text(path, "axis", a);
+  for (const std::string& v : p.values) check_csv_text(path, "value", v);
+  return p;
+}
+
+std::vector<SweepPoint> collect_sweep_points(const std::string& dir, uint64_t max_points) {
+  DIR* d = opendir(dir.c_str());
+  if (!d) bad(dir, std::string("cannot read the folder: ") + std::strerror(errno));
+  // Only the names are kept while listing: at most max_points of them.
+  std::map<uint64_t, std::string> names;
+  try {
+    errno = 0;
+    while (const dirent* e = readdir(d)) {
+      const std::string name = e->d_name;
+      bool overflow = false;
+      const auto index = point_file_index(name, overflow);
+      if (!index) continue;
+      const std::string path = dir + (dir.back() == '/' ? "" : "/") + name;
+      if (overflow || *index >= max_points) {
+        bad(path, "index beyond the largest sweep (" + std::to_string(max_points) + " points)");
+      }
+      const auto [it, fresh] = names.emplace(*index, path);
+      if (!fresh) bad(path, "point " + std::to_string(*index) + " again, also in " + printable(it->second));
+      errno = 0;
+    }
+    if (errno != 0) bad(dir, std::string("cannot read the folder: ") + std::strerror(errno));
+  } catch (...) {
+    closedir(d);
+    throw;
+  }
+  closedir(d);
+  if (names.empty()) bad(dir, "holds no point file (point-INDEX.json)");
+
+  std::vector<SweepPoint> points;
+  uint64_t total = 0;
+  for (const auto& [index, path] : names) {
+    const std::string text = read_point_file(path, kMaxPointFileBytes);
+    total += text.size();
+    if (total > kMaxCollectBytes) {
+      bad(dir, "point files of more than " + std::to_string(kMaxCollectBytes >> 20) + " MiB in all");
+    }
+    SweepPoint p = parse_sweep_point(text, path, max_points);
+    if (p.index != index) bad(path, "holds point " + std::to_string(p.index) + "; expected point " + std::to_string(index));
+    if (!points.empty()) {
+      const SweepPoint& first = points.front();
+      const std::string& first_path = names.begin()->second;
+      if (p.sweep_id != first.sweep_id || p.points != first.points || p.bench != first.bench ||
+          p.axes != first.axes) {
+        bad(path, "a point of another sweep than " + printable(first_path) + " (sweep " + p.sweep_id + " of " +
+                      std::to_string(p.points) + " points of '" + printable(p.bench) + "', against sweep " +
+                      first.sweep_id + " of " + std::to_string(first.points) + " points of '" +
+                      printable(first.bench) + "')");
+      }
+    }
+    points.push_back(std::move(p));
+  }
+  try {
+    (void)BenchRegistry::instance().get(points.front().bench);
+  } catch (const BenchError& e) {
+    bad(dir, std::string("points of ") + e.what());
+  }
+  if (points.size() != points.front().points) {
+    std::string missing;
+    uint64_t count = 0;
+    for (uint64_t i = 0; i < points.front().points; ++i) {
+      if (names.count(i)) continue;
+      if (++count <= 5) missing += (missing.empty() ? "" : ", ") + ("point-" + std::to_string(i) + ".json");
+    }
+    bad(dir, std::to_string(count) + " of " + std::to_string(points.front().points) + " points missing: " + missing +
+                 (count > 5 ? ", ..." : ""));
+  }
+  return points;
+}
+
+}  // namespace kb

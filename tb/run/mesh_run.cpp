@@ -1,0 +1,244 @@
+#include "tb/run/mesh_run.h"
+
+#include <algorithm>
+#include <memory>
+#include <tuple>
+
+#include "models/top/deadlock.h"
+#include "models/top/mesh_top.h"
+#include "models/top/pe_top.h"
+#include "models/trace/chrome_trace.h"
+#include "models/trace/counter_probe.h"
+#include "models/trace/schema_version.h"
+#include "models/trace/vcd_trace.h"
+#include "models/util/output_file.h"
+#include "models/util/sim_time.h"
+#include "tb/run/harness.h"
+#include "tb/run/isolated.h"
+
+namespace kb {
+
+namespace {
+
+// One row of the merged op log: a PE's record or a link's transfer.
+struct Row {
+  const std::string* component;  // hierarchical name, prefix of the CSV's first column
+  OpRecord r;
+  bool link = false;
+};
+
+bool row_less(const Row& a, const Row& b) {
+  if (a.r.end_ps != b.r.end_ps) return a.r.end_ps < b.r.end_ps;
+  if (*a.component != *b.component) return *a.component < *b.component;
+  if (a.link != b.link) return b.link;
+  if (a.link) return std::tie(a.r.start_ps, a.r.bytes) < std::tie(b.r.start_ps, b.r.bytes);
+  return canonical_less(a.r, b.r);
+}
+
+// A link transfer in the op log's columns: kind LINK, no command.
+std::string link_row(const std::string& name, const OpRecord& r) {
+  return name + ",LINK,0,,,-1," + std::to_string(r.start_ps) + "," + std::to_string(r.end_ps) + "," +
+         std::to_string(r.bytes) + ",0,0,0,0";
+}
+
+std::string pe_row(const std::string& pe, const OpRecord& r) {
+  const std::string row = op_log_csv_row(r);  // starts with the component's own name
+  return pe + "." + row;
+}
+
+}  // namespace
+
+MeshRunResult run_mesh_in_process(const MeshRunSpec& spec) {
+  MeshRunResult r;
+  const TopologyConfig& topo = spec.config.topology;
+  r.mesh_h = uint32_t(topo.mesh.h);
+  r.mesh_w = uint32_t(topo.mesh.w);
+  r.pes_per_cube = uint32_t(topo.cube.pes);
+  std::unique_ptr<OutputFile> trace_out, oplog_out, stats_out;
+  std::unique_ptr<ChromeTrace> trace;
+  // Per PE, in global order: its trace process and occupancy counter;
+  // before top, whose PE_SCHEDULERs write to them.
+  std::unique_ptr<PeProbes> probes;
+  std::unique_ptr<MeshTop> top;
+  std::unique_ptr<PeVcdTrace> vcd;
+  std::vector<std::vector<OpRecord>> link_records;
+  std::vector<Pe*> launched;
+  prepare_run(spec.lookahead);
+  try {
+    trace_out = open_output(spec.trace_path, "trace");
+    oplog_out = open_output(spec.oplog_path, "op log");
+    stats_out = open_output(spec.stats_path, "statistics");
+    top = std::make_unique<MeshTop>(spec.config);
+    const bool keep = oplog_out != nullptr;
+    if (trace_out) trace = std::make_unique<ChromeTrace>(trace_out->stream(), spec.trace_window);
+    std::vector<Pe*> every_pe;
+    for (size_t g = 0; g < top->size(); ++g) {
+      every_pe.push_back(&top->pe(g));
+      every_pe.back()->op_log().configure(keep, "");
+    }
+    // As a single-PE run's process: op log, occupancy counter, launches.
+    probes = std::make_unique<PeProbes>(every_pe, trace.get(), false);
+    // The links' process after the PEs', a track per
+    // direction; a burst's slice is its time on the pipe (LinkRecord: the
+    // bursts of one direction never overlap).
+    TraceTrackProcess* trace_links = nullptr;
+    if (trace && top->links() > 0) {
+      std::vector<std::string> names;
+      for (size_t i = 0; i < top->links(); ++i) names.push_back(top->link(i).name());
+      trace_links = &trace->add_track_process("links", names);
+    }
+    link_records.resize(top->links());
+    if (keep || trace_links) {
+      for (size_t i = 0; i < top->links(); ++i) {
+        top->link(i).on_record([&link_records, keep, trace_links, i](const LinkRecord& lr) {
+          if (trace_links) {
+            // Booked ahead in gaps: held until time passes their start.
+            trace_links->booked(i, "LINK " + std::to_string(lr.bytes) + " B", lr.start_ps, lr.end_ps, lr.bytes,
+                                now_ps());
+          }
+          if (!keep) return;
+          OpRecord o;
+          o.start_ps = lr.start_ps;
+          o.end_ps = lr.end_ps;
+          o.bytes = lr.bytes;
+          link_records[i].push_back(o);
+        });
+      }
+    }
+    if (!spec.vcd_path.empty()) {
+      for (size_t g = 0; g < top->size(); ++g) top->pe(g).enable_signals(true);
+      std::vector<PeSignals> signals;
+      for (size_t g = 0; g < top->size(); ++g) {
+        signals.push_back(pe_signals(top->pe(g)));
+        signals.back().optional_engines = true;  // busy_ipc: a mesh PE has PE_IPC
+      }
+      vcd = std::make_unique<PeVcdTrace>(signals, spec.vcd_path);
+    }
+    std::vector<uint32_t> pes = spec.pes;
+    if (pes.empty()) {
+      for (size_t g = 0; g < top->size(); ++g) pes.push_back(uint32_t(g));
+    }
+    for (uint32_t g : pes) {
+      if (std::count(pes.begin(), pes.end(), g) > 1) {
+        throw std::invalid_argument("PE " + std::to_string(g) + " is named twice in the launch set");
+      }
+      if (g >= top->size()) {
+        throw std::invalid_argument("PE " + std::to_string(g) + " is not in the mesh (" +
+                                    std::to_string(top->size()) + " PEs)");
+      }
+      launched.push_back(&top->pe(g));
+      top->pe(g).launch(spec.kernel_name, spec.kernel);
+    }
+    r.sim_wall_seconds = simulate();
+    probes->flush();
+  } catch (const std::exception& e) {
+    r.error = e.what();
+    return r;
+  }
+  r.peak_rss_kb = peak_rss_kb();
+  r.data_bytes = top->data_bytes();
+  r.ok = true;
+  bool first = true;
+  std::vector<Pe*> all, blocked;
+  for (size_t g = 0; g < top->size(); ++g) all.push_back(&top->pe(g));
+  for (size_t g = 0; g < top->size(); ++g) {
+    Pe& pe = top->pe(g);
+    MeshPeResult p;
+    p.global = uint32_t(g);
+    p.name = pe.name();
+    p.launched = std::find(launched.begin(), launched.end(), &pe) != launched.end();
+    for (int c = 0; c < kNumComponents; ++c) p.busy_ps[c] = pe.op_log().busy_ps(Component(c));
+    r.stages += pe.op_log().count() - pe.op_log().count(Component::kPeCpu);
+    const auto& results = pe.pe_cpu.results();
+    if (p.launched) {
+      if (results.empty() || pe.pe_cpu.busy()) {
+        blocked.push_back(&pe);
+      } else {
+        p.launch = results.back();
+        if (!p.launch.error.empty() && r.ok) {
+          r.ok = false;
+          r.error = p.name + ": " + p.launch.error;
+        }
+        r.start_ps = first ? p.launch.start_ps : std::min(r.start_ps, p.launch.start_ps);
+        r.end_ps = first ? p.launch.end_ps : std::max(r.end_ps, p.launch.end_ps);
+        first = false;
+        r.commands += p.launch.commands;
+        r.dispatch_ps += p.launch.dispatch_ps;
+        if (g == 0) r.metrics = p.launch.metrics;
+      }
+    }
+    r.pes.push_back(std::move(p));
+  }
+  if (!blocked.empty()) {
+    // A failed launch (its error first) can leave its peers waiting. Every
+    // PE is passed: the report names receivers that are not blocked too.
+    const std::string report = deadlock_report(all);
+    r.error = r.ok ? report : r.error + "; then " + report;
+    r.ok = false;
+  }
+  if (r.ok) {
+    if (std::string left = undelivered_messages(all); !left.empty()) {
+      r.ok = false;
+      r.error = std::move(left);
+    }
+  }
+  for (size_t i = 0; i < top->links(); ++i) {
+    const UcieLink& link = top->link(i);
+    MeshLinkResult l;
+    l.name = link.name();
+    l.bytes = link.bytes();
+    l.transactions = link.transactions();
+    l.busy_ps = link.busy_ps();
+    r.links.push_back(l);
+  }
+  auto commit = [&r](const std::function<void()>& write) { commit_output(r.ok, r.error, write); };
+  if (oplog_out) {
+    commit([&] {
+      std::vector<std::string> names;
+      names.reserve(top->size() + top->links());
+      std::vector<Row> rows;
+      for (size_t g = 0; g < top->size(); ++g) {
+        names.push_back(top->pe(g).name());
+        for (const OpRecord& o : top->pe(g).op_log().records()) rows.push_back({&names.back(), o, false});
+      }
+      for (size_t i = 0; i < top->links(); ++i) {
+        names.push_back(r.links[i].name);
+        for (const OpRecord& o : link_records[i]) rows.push_back({&names.back(), o, true});
+      }
+      std::stable_sort(rows.begin(), rows.end(), row_less);
+      std::ostream& out = oplog_out->stream();
+      out << op_log_csv_header() << '\n';
+      for (const Row& row : rows) out << (row.link ? link_row(*row.component, row.r) : pe_row(*row.component, row.r)) << '\n';
+      oplog_out->commit();
+    });
+  }
+  if (vcd) commit([&] { vcd->close(); });
+  if (trace) {
+    commit([&] {
+      for (size_t g = 0; g < top->size(); ++g) {
+        top->pe(g).op_log().close();
+        for (const LaunchResult& l : top->pe(g).pe_cpu.results()) probes->process(g)->launch({l.kernel, l.start_ps, l.end_ps});
+      }
+      trace->finish();
+      trace_out->commit();
+    });
+  }
+  if (stats_out) {
+    commit([&] {
+      nlohmann::json j = to_json(r);
+      j["schema_version"] = kSchemaVersion;
+      j["clock_freq_ghz"] = spec.config.clock_freq_ghz;
+      j.erase("sim_wall_seconds");  // statistics of the model, not of the host
+      j.erase("peak_rss_kb");
+      stats_out->stream() << j.dump(2) << "\n";
+      stats_out->commit();
+    });
+  }
+  return r;
+}
+
+MeshRunResult run_mesh_isolated(const MeshRunSpec& spec) {
+  return mesh_run_result_from_json(run_function_isolated([&spec] { return to_json(run_mesh_in_process(spec)); }));
+}
+
+}  // namespace kb
