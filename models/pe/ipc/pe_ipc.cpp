@@ -1,12 +1,9 @@
 #include "models/pe/ipc/pe_ipc.h"
 
 #include <algorithm>
-#include <cstdio>
-#include <cstring>
 #include <stdexcept>
 
 #include "models/mem/address_map.h"
-#include "models/pe/engines/burst.h"
 #include "models/pe/engines/engine_timing.h"
 #include "models/pe/engines/pe_dma.h"
 #include "models/util/asan_stack.h"
@@ -21,7 +18,6 @@ PeIpc::PeIpc(sc_core::sc_module_name name, const PeConfig& cfg) : StageEngine(na
   msg.register_b_transport(this, &PeIpc::b_transport);
   msg.register_nb_transport_fw(this, &PeIpc::nb_transport_fw);
   msg.register_transport_dbg(this, &PeIpc::transport_dbg);
-  mem.register_nb_transport_bw(this, &PeIpc::nb_transport_bw);
 }
 
 std::string PeIpc::undelivered() const {
@@ -66,7 +62,7 @@ bool PeIpc::in_tcm(const BytePattern& p) const {
 
 IpcWait PeIpc::wait_state() const {
   IpcWait w;
-  if (!stage_ || !late_) return w;
+  if (!stage_ || !initiator_.late()) return w;
   w.cmd_id = stage_->cmd_id;
   w.peer = stage_->peer;
   w.bytes = stage_->bytes;
@@ -302,9 +298,7 @@ std::optional<sc_core::sc_time> PeIpc::execute(const Stage& s, CommandData* d) {
     return start(s, d);
   } catch (const std::exception& e) {
     asan_forget_unwound_frames();  // a method's stack (models/util/asan_stack.h)
-    failed_ = e.what();
-    late_ = true;
-    resume_.notify(sc_core::SC_ZERO_TIME);
+    initiator_.fail_later(e.what());
     return std::nullopt;
   }
 }
@@ -312,18 +306,18 @@ std::optional<sc_core::sc_time> PeIpc::execute(const Stage& s, CommandData* d) {
 std::optional<sc_core::sc_time> PeIpc::start(const Stage& s, CommandData* d) {
   stage_ = &s;
   data_ = data_mode() && d;
-  late_ = false;
   waiting_slot_ = false;
   bursts_.clear();
   next_ = 0;
   start_ps_ = now_ps();
+  initiator_.begin(start_ps_);
   if (s.kind == RecordKind::kSend) {
     if (self_ >= kMaxIpcSources) {
       throw KernelError("PE_IPC: PE " + std::to_string(self_) + " cannot send: the window has DATA ports for " +
                         std::to_string(kMaxIpcSources) + " sources");
     }
     issue_ps_ = start_ps_ + ps_of(clock_.cycles(cfg_.dma.setup_cycles));
-    end_ps_ = issue_ps_;
+    initiator_.set_end_ps(issue_ps_);
     if (data_) buffer_.assign(s.bytes, 0);
     if (in_tcm(s.src)) {
       if (data_) {
@@ -337,20 +331,17 @@ std::optional<sc_core::sc_time> PeIpc::start(const Stage& s, CommandData* d) {
     }
   } else {
     phase_ = Phase::kTake;
-    issue_ps_ = end_ps_ = start_ps_;
+    issue_ps_ = start_ps_;
   }
-  if (!advance()) {
-    late_ = true;
-    return std::nullopt;  // resume() finishes the stage
-  }
-  const uint64_t now = now_ps();
-  return from_ps(end_ps_ > now ? end_ps_ - now : 0);
+  if (!advance()) return std::nullopt;  // resume() finishes the stage
+  const uint64_t now = now_ps(), end = initiator_.end_ps();
+  return from_ps(end > now ? end - now : 0);
 }
 
 void PeIpc::next_phase() {
   bursts_.clear();
   next_ = 0;
-  issue_ps_ = end_ps_;  // the next phase starts when this one's last response is in
+  issue_ps_ = initiator_.end_ps();  // the next phase starts when this one's last response is in
 }
 
 bool PeIpc::advance() {
@@ -401,7 +392,8 @@ bool PeIpc::advance() {
                             std::to_string(m->bytes) + " bytes, dst holds " + std::to_string(s.bytes) +
                             " bytes (a recv takes exactly its tensor's bytes)");
         }
-        issue_ps_ = end_ps_ = std::max(now_ps(), m->done_ps);
+        issue_ps_ = std::max(now_ps(), m->done_ps);
+        initiator_.set_end_ps(issue_ps_);
         if (data_) buffer_.swap(m->data);
         by_src_[s.peer].pop_front();  // its slot stays taken until the stage ends
         if (in_tcm(s.dst)) {
@@ -409,7 +401,7 @@ bool PeIpc::advance() {
             for (uint64_t r = 0; r < s.dst.runs; ++r)
               port_.write(s.dst.address + r * s.dst.pitch, &buffer_[r * s.dst.run_bytes], s.dst.run_bytes);
           }
-          end_ps_ += ps_of(clock_.cycles(cycles_of(s)));
+          initiator_.set_end_ps(issue_ps_ + ps_of(clock_.cycles(cycles_of(s))));
           phase_ = Phase::kWrite;  // no bursts: done at once
         } else {
           plan_runs(s.dst, false);
@@ -420,9 +412,9 @@ bool PeIpc::advance() {
       case Phase::kWrite: {
         if (!send_bursts()) return false;
         // The slot frees when the RECV ends (free_slots).
-        free_at_ps_.emplace_back(end_ps_, s.peer);
-        const uint64_t now = now_ps();
-        free_ev_.notify(from_ps(end_ps_ > now ? end_ps_ - now : 0));
+        const uint64_t now = now_ps(), end = initiator_.end_ps();
+        free_at_ps_.emplace_back(end, s.peer);
+        free_ev_.notify(from_ps(end > now ? end - now : 0));
         phase_ = Phase::kDone;
         return true;
       }
@@ -435,7 +427,7 @@ bool PeIpc::advance() {
 bool PeIpc::send_bursts() {
   while (next_ < bursts_.size()) {
     const Burst& b = bursts_[next_];
-    tlm::tlm_generic_payload& p = burst_;
+    tlm::tlm_generic_payload& p = initiator_.payload();
     p.set_command(b.read ? tlm::TLM_READ_COMMAND : tlm::TLM_WRITE_COMMAND);
     p.set_address(b.address);
     unsigned char* bytes;
@@ -452,72 +444,24 @@ bool PeIpc::send_bursts() {
     p.set_streaming_width(unsigned(b.width));
     p.set_byte_enable_ptr(nullptr);
     p.set_byte_enable_length(0);
-    p.set_dmi_allowed(false);
-    p.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-    const uint64_t now = now_ps();
-    sc_core::sc_time delay = from_ps(issue_ps_ > now ? issue_ps_ - now : 0);
-    if (send_burst(mem, p, delay)) {
-      burst_done(delay);
-      continue;
+    if (!initiator_.send(issue_ps_)) {
+      waiting_slot_ = b.header;  // a HEADER held: the receiver's queue is full
+      return false;              // the response comes on the backward path
     }
-    waiting_slot_ = b.header;  // a HEADER held: the receiver's queue is full
-    return false;              // the response comes on the backward path
+    ++next_;
   }
   return true;
 }
 
-void PeIpc::burst_done(const sc_core::sc_time& delay) {
-  const bool ok = burst_.is_response_ok();
-  burst_.release();
-  waiting_slot_ = false;
-  if (!ok) {
-    char where[32];
-    std::snprintf(where, sizeof where, "0x%llx", static_cast<unsigned long long>(burst_.get_address()));
-    throw KernelError(std::string("PE_IPC: ") + (burst_.is_read() ? "read" : "write") + " of " +
-                      std::to_string(burst_.get_data_length()) + " bytes at " + where + " failed: " +
-                      burst_.get_response_string());
-  }
-  end_ps_ = std::max(end_ps_, now_ps() + ps_of(delay));
-  ++next_;
-}
-
-tlm::tlm_sync_enum PeIpc::nb_transport_bw(tlm::tlm_generic_payload& p, tlm::tlm_phase& phase,
-                                          sc_core::sc_time& delay) {
-  if (&p != &burst_ || !late_) {
-    SC_REPORT_ERROR(name(), "nb_transport_bw: a response to no burst in flight");
-    return tlm::TLM_COMPLETED;
-  }
-  if (phase == tlm::END_REQ) return tlm::TLM_ACCEPTED;
-  if (phase != tlm::BEGIN_RESP) {
-    SC_REPORT_ERROR(name(), "nb_transport_bw: unexpected phase");
-    return tlm::TLM_COMPLETED;
-  }
-  resume_.notify(delay);  // go on from this module's method, not inside the target's call
-  return tlm::TLM_COMPLETED;
-}
-
 void PeIpc::resume() {
-  if (!late_) return;
-  if (!failed_.empty()) {  // execute() caught it
-    error_.swap(failed_);
-    failed_.clear();
-    late_ = false;
-    finish(sc_core::SC_ZERO_TIME, false);
-    return;
-  }
-  try {
-    burst_done(sc_core::SC_ZERO_TIME);
-    if (!advance()) return;
-  } catch (const std::exception& e) {
-    asan_forget_unwound_frames();  // a method's stack (models/util/asan_stack.h)
-    error_ = e.what();
-    late_ = false;
-    finish(sc_core::SC_ZERO_TIME, false);
-    return;
-  }
-  late_ = false;
-  const uint64_t now = now_ps();
-  finish(from_ps(end_ps_ > now ? end_ps_ - now : 0), true);
+  const auto end = initiator_.resume(
+      [this] {
+        waiting_slot_ = false;
+        ++next_;  // the late burst is in
+        return advance();
+      },
+      error_);
+  if (end) finish(end->delay, end->ok);
 }
 
 }  // namespace kb

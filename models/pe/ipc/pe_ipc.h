@@ -64,14 +64,13 @@
 
 #include <systemc>
 #include <tlm>
-#include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 
 #include "models/config/pe_config.h"
 #include "models/util/instant_calendar.h"
+#include "models/pe/engines/burst_initiator.h"
 #include "models/pe/engines/stage_engine.h"
 #include "models/util/busy_calendar.h"
-#include "models/util/module_payload.h"
 
 namespace kb {
 
@@ -94,14 +93,14 @@ struct IpcWait {
 class PeIpc : public StageEngine {
  public:
   tlm_utils::simple_target_socket_optional<PeIpc> msg;  // the IPC receive window (may stay unbound)
-  tlm_utils::simple_initiator_socket<PeIpc> mem;        // to other PEs' windows and HBM, through the PE's bus
+  BurstInitiator::Socket mem;                           // to other PEs' windows and HBM, through the PE's bus
 
   PeIpc(sc_core::sc_module_name name, const PeConfig& cfg);
   // Its place among the PEs at an instant (models/util/instant_calendar.h).
   void set_pe(uint32_t pe) {
     arrival_ev_.set_pe(pe);
     free_ev_.set_pe(pe);
-    resume_.set_pe(pe);
+    initiator_.set_pe(pe);
   }
   // This PE's global number (the HEADER's source and the window it owns).
   void set_self(uint32_t global) { self_ = global; }
@@ -164,7 +163,6 @@ class PeIpc : public StageEngine {
 
   // --- stage side
   std::optional<sc_core::sc_time> start(const Stage& s, CommandData* d);  // execute()'s body
-  std::string failed_;  // an error execute() caught, reported by resume()
   enum class Phase { kIdle, kRead, kHeader, kData, kTake, kWrite, kDone };
   struct Burst {
     uint64_t address = 0, length = 0, buf = 0;
@@ -176,11 +174,7 @@ class PeIpc : public StageEngine {
   bool in_tcm(const BytePattern& p) const;
   bool advance();  // runs phases until one waits; true when the stage is done
   bool send_bursts();
-  void burst_done(const sc_core::sc_time& delay);
-  void start_recv_copy();
-  tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload& p, tlm::tlm_phase& phase,
-                                     sc_core::sc_time& delay);
-  void resume();  // resume_
+  void resume();  // the continuation after a late response
   void next_phase();
 
   uint32_t self_ = 0;
@@ -202,16 +196,14 @@ class PeIpc : public StageEngine {
   const Stage* stage_ = nullptr;
   bool data_ = false;
   Phase phase_ = Phase::kIdle;
-  bool late_ = false;
   bool waiting_slot_ = false;   // our HEADER is held by a full queue
   std::vector<Burst> bursts_;
   size_t next_ = 0;
-  uint64_t issue_ps_ = 0, end_ps_ = 0, start_ps_ = 0;
+  uint64_t issue_ps_ = 0, start_ps_ = 0;
   std::vector<uint8_t> buffer_;   // the message's bytes (data mode)
   std::vector<uint8_t> scratch_;  // timing mode: a burst's worth
   uint8_t header_[kIpcHeaderBytes] = {};
-  ModulePayload burst_;
-  InstantActor resume_{InstantKind::kIpcResume, [this] { resume(); }};
+  BurstInitiator initiator_{mem, "PE_IPC", InstantKind::kIpcResume, [this] { resume(); }};
 };
 
 }  // namespace kb
