@@ -32,7 +32,8 @@ Pe::Pe(sc_core::sc_module_name name, const PeConfig& cfg, PePlace place, const L
       pe_gemm("pe_gemm", cfg_),
       pe_math("pe_math", cfg_),
       pe_tcm("pe_tcm", cfg_),
-      pe_ipc("pe_ipc", cfg_),
+      ipc_mailbox("ipc_mailbox", cfg_),
+      pe_ipc("pe_ipc", cfg_, ipc_mailbox),
       pe_bus("pe_bus", bus_map(cfg_)) {
   const LinkBinder bind = binder ? binder : [](tlm::tlm_initiator_socket<32>& from, TargetSocketBase& to,
                                                const std::string&) { from.bind(to); };
@@ -43,7 +44,7 @@ Pe::Pe(sc_core::sc_module_name name, const PeConfig& cfg, PePlace place, const L
   // The front door: a VP's descriptor writes join PE_CPU's.
   link(pe_regs.queue, pe_scheduler.in);
   regs.bind(pe_regs.in);  // hierarchical: the PE's own socket
-  ipc.bind(pe_ipc.msg);   // hierarchical
+  ipc.bind(ipc_mailbox.msg);  // hierarchical
   pe_cpu.set_place(place_);
   pe_regs.irq.bind(irq);
   // The engines, in the engine table's order (models/trace/component_table.h).
@@ -53,17 +54,19 @@ Pe::Pe(sc_core::sc_module_name name, const PeConfig& cfg, PePlace place, const L
   link(pe_cpu.data, pe_bus.in);
   link(pe_dma.mem, pe_bus.in);
   link(pe_ipc.mem, pe_bus.in);  // messages to other PEs' IPC windows, HBM sources
+  ipc_mailbox.set_self(place_.global);
   pe_ipc.set_self(place_.global);
   pe_scheduler.set_pes(place_.pes());
   // Same-time work across PEs runs in the order of their global numbers
   // (models/util/instant_calendar.h).
   pe_scheduler.set_pe(place_.global);
+  ipc_mailbox.set_pe(place_.global);
   pe_ipc.set_pe(place_.global);
   pe_dma.set_pe(place_.global);
   if (place_.pes() > 1) table_.bound_to_slice();
   // A RECV issues once its message is in.
-  pe_scheduler.set_recv_gate([this](uint32_t src) { return pe_ipc.message_ready(src); });
-  pe_ipc.on_arrival([this] { pe_scheduler.wake(Engine::kIpc); });
+  pe_scheduler.set_recv_gate([this](uint32_t src) { return ipc_mailbox.message_ready(src); });
+  ipc_mailbox.on_arrival([this] { pe_scheduler.wake(Engine::kIpc); });
   for (StageEngine* e : engines) {
     link(e->data, pe_bus.in);
     if (cfg_.data_mode) e->set_data(&table_);

@@ -1,7 +1,8 @@
-// The PE: PE_CPU, PE_SCHEDULER, the engines PE_DMA, PE_GEMM, PE_MATH and
-// PE_TCM (which holds the TCM), and the PE's bus. Everything that leaves
-// the PE goes out through `mem`: the top binds it to an interconnect and
-// the HBM (models/top/pe_top.h); the PE owns no memory outside itself.
+// The PE: PE_CPU, PE_SCHEDULER, the engines PE_DMA, PE_GEMM, PE_MATH,
+// PE_TCM (which holds the TCM) and PE_IPC, IPC_MAILBOX (PE_IPC's receive
+// side), and the PE's bus. Everything that leaves the PE goes out through
+// `mem`: the top binds it to an interconnect and the HBM
+// (models/top/pe_top.h); the PE owns no memory outside itself.
 //
 //  kernel --tl--> pe_cpu --cmd--> pe_scheduler --dma-->  pe_dma
 //                                              --gemm--> pe_gemm
@@ -10,7 +11,7 @@
 //                                              --ipc-->  pe_ipc   (send/recv)
 //  pe_cpu.data, pe_dma.mem, pe_ipc.mem, every engine's data --> pe_bus --> pe_tcm.sram  [0, tcm.size_bytes)
 //                                                                     --> mem          (everything else)
-//  ipc (the PE's IPC window) --> pe_ipc.msg
+//  ipc (the PE's IPC window) --> ipc_mailbox.msg  (the messages pe_ipc's RECVs take)
 //
 // The front door: `regs` is PE_REGS's register block
 // (models/isa/register_map.h), `irq` its interrupt.
@@ -34,6 +35,7 @@
 #include "models/pe/regs/pe_regs.h"
 #include "models/pe/scheduler/pe_scheduler.h"
 #include "models/pe/engines/pe_tcm.h"
+#include "models/pe/ipc/ipc_mailbox.h"
 #include "models/pe/ipc/pe_ipc.h"
 #include "models/isa/pe_place.h"
 #include "models/isa/tensor_table.h"
@@ -55,7 +57,7 @@ class Pe : public sc_core::sc_module {
   tlm::tlm_initiator_socket<32> mem;  // to the interconnect: HBM and beyond
   RegsSocket regs;                    // the register block (PE_REGS, register_map.h); may stay unbound
   IrqPort irq;                        // high while IRQ_STATUS & IRQ_ENABLE != 0; may stay unbound
-  // The IPC receive window (PE_IPC): the top routes
+  // The IPC receive window (IPC_MAILBOX): the top routes
   // ipc_window(index()) here; may stay unbound (a PE alone sends nothing).
   RegsSocket ipc;
 
@@ -98,6 +100,7 @@ class Pe : public sc_core::sc_module {
   PeGemm pe_gemm;
   PeMath pe_math;
   PeTcm pe_tcm;
+  IpcMailbox ipc_mailbox;  // before pe_ipc, which takes it
   PeIpc pe_ipc;
   Router pe_bus;
 };

@@ -1,5 +1,5 @@
 // One burst on an engine's `mem` socket (TLM-2.0 base protocol, nb form,
-// from a method): shared by PE_DMA and PE_IPC.
+// from a method): BurstInitiator's send (models/pe/engines/burst_initiator.h).
 #pragma once
 
 #include <systemc>

@@ -1,15 +1,12 @@
 #include "models/pe/engines/pe_dma.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <cstring>
 #include <string>
 
 #include "models/mem/address_map.h"
 #include "models/mem/hbm.h"
-#include "models/pe/engines/burst.h"
 #include "models/pe/engines/engine_timing.h"
-#include "models/util/asan_stack.h"
 
 namespace kb {
 
@@ -28,9 +25,7 @@ uint64_t dma_cycles(const PeConfig& cfg, const Stage& s) {
   return cycles_add(cfg.dma.setup_cycles, hbm_access_cycles(cfg, s.bytes), "DMA");
 }
 
-PeDma::PeDma(sc_core::sc_module_name name, const PeConfig& cfg) : StageEngine(name, cfg), mem("mem") {
-  mem.register_nb_transport_bw(this, &PeDma::nb_transport_bw);
-}
+PeDma::PeDma(sc_core::sc_module_name name, const PeConfig& cfg) : StageEngine(name, cfg), mem("mem") {}
 
 bool PeDma::in_tcm(const BytePattern& p) const {
   return MemoryRange{kTcmBase, kTcmBase + cfg_.tcm.size_bytes}.contains(p.address, 1);
@@ -57,12 +52,9 @@ std::optional<sc_core::sc_time> PeDma::execute(const Stage& s, CommandData* d) {
     return t;
   }
   begin_transfer(s);
-  if (!send_bursts()) {
-    late_ = true;
-    return std::nullopt;  // resume() goes on when the memory answers
-  }
+  if (!send_bursts()) return std::nullopt;  // resume() goes on when the memory answers
   end_transfer();
-  return from_ps(end_ps_ - start_ps_);
+  return from_ps(initiator_.end_ps() - start_ps_);
 }
 
 void PeDma::begin_transfer(const Stage& s) {
@@ -85,9 +77,8 @@ void PeDma::begin_transfer(const Stage& s) {
   }
   start_ps_ = now_ps();
   setup_ps_ = ps_of(clock_.cycles(cfg_.dma.setup_cycles));
-  end_ps_ = start_ps_ + setup_ps_;
+  initiator_.begin(start_ps_ + setup_ps_);
   cursor_ = Cursor{};
-  late_ = false;
 }
 
 void PeDma::end_transfer() {
@@ -130,11 +121,9 @@ bool PeDma::next_burst() {
       continue;
     }
     const bool read = cursor_.side == 0;
-    tlm::tlm_generic_payload& b = burst_;
+    tlm::tlm_generic_payload& b = initiator_.payload();
     b.set_command(read ? tlm::TLM_READ_COMMAND : tlm::TLM_WRITE_COMMAND);
     b.set_address(p.address + cursor_.run * p.pitch + cursor_.off);
-    b.set_dmi_allowed(false);
-    b.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
     burst_buf_ = cursor_.buf;
     const uint64_t length = run_length(p);
     if (p.pitch != p.run_bytes && p.pitch <= kMaxBurstBytes && cursor_.off == 0) {
@@ -179,71 +168,29 @@ bool PeDma::next_burst() {
 
 bool PeDma::send_bursts() {
   while (next_burst()) {
-    const uint64_t now = now_ps();
-    const uint64_t issue = start_ps_ + setup_ps_;  // every burst leaves when the setup ends
-    sc_core::sc_time delay = from_ps(issue > now ? issue - now : 0);
-    if (send_burst(mem, burst_, delay)) {
-      burst_done(delay);
-      continue;
-    }
-    return false;  // the response comes on the backward path
+    if (!initiator_.send(start_ps_ + setup_ps_)) return false;  // every burst leaves when the setup ends
+    unpack_span();
   }
   return true;
 }
 
-void PeDma::burst_done(const sc_core::sc_time& delay) {
-  const bool ok = burst_.is_response_ok();
-  burst_.release();
-  if (!ok) burst_failed();
-  if (data_ && burst_runs_ && burst_.is_read()) {  // the runs out of the span
+void PeDma::unpack_span() {
+  if (data_ && burst_runs_ && initiator_.payload().is_read()) {
     for (uint64_t i = 0; i < burst_runs_; ++i)
       std::memcpy(&buffer_[burst_buf_ + i * burst_run_bytes_], &span_[i * burst_pitch_], burst_run_bytes_);
   }
-  end_ps_ = std::max(end_ps_, now_ps() + ps_of(delay));
-}
-
-void PeDma::burst_failed() {
-  char where[32];
-  std::snprintf(where, sizeof where, "0x%llx", static_cast<unsigned long long>(burst_.get_address()));
-  throw KernelError(std::string("PE_DMA: ") + (burst_.is_read() ? "read" : "write") + " of " +
-                    std::to_string(burst_.get_data_length()) + " bytes at " + where + " failed: " +
-                    burst_.get_response_string());
-}
-
-tlm::tlm_sync_enum PeDma::nb_transport_bw(tlm::tlm_generic_payload& p, tlm::tlm_phase& phase,
-                                          sc_core::sc_time& delay) {
-  if (&p != &burst_ || !late_) {
-    SC_REPORT_ERROR(name(), "nb_transport_bw: a response to no burst in flight");
-    return tlm::TLM_COMPLETED;
-  }
-  if (phase == tlm::END_REQ) {
-    return tlm::TLM_ACCEPTED;
-  }
-  if (phase != tlm::BEGIN_RESP) {
-    SC_REPORT_ERROR(name(), "nb_transport_bw: unexpected phase");
-    return tlm::TLM_COMPLETED;
-  }
-  // Go on where the response lands, from a method of this module (not
-  // inside the target's call).
-  resume_.notify(delay);
-  return tlm::TLM_COMPLETED;
 }
 
 void PeDma::resume() {
-  try {
-    burst_done(sc_core::SC_ZERO_TIME);
-    if (!send_bursts()) return;
-    end_transfer();
-  } catch (const std::exception& e) {
-    asan_forget_unwound_frames();  // a method's stack (models/util/asan_stack.h)
-    error_ = e.what();
-    late_ = false;
-    finish(sc_core::SC_ZERO_TIME, false);
-    return;
-  }
-  late_ = false;
-  const uint64_t now = now_ps();
-  finish(from_ps(end_ps_ > now ? end_ps_ - now : 0), true);
+  const auto end = initiator_.resume(
+      [this] {
+        unpack_span();
+        if (!send_bursts()) return false;
+        end_transfer();
+        return true;
+      },
+      error_);
+  if (end) finish(end->delay, end->ok);
 }
 
 }  // namespace kb

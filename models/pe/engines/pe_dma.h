@@ -20,13 +20,12 @@
 // target, or a b_transport-only target behind simple_target_socket) is
 // served one burst at a time, each burst sent once the previous request
 // phase ended, and the stage then finishes on PE_SCHEDULER's backward path.
+// PE_IPC sends its bursts the same way: the one burst initiator
+// (models/pe/engines/burst_initiator.h).
 #pragma once
 
-#include <tlm_utils/simple_initiator_socket.h>
-
+#include "models/pe/engines/burst_initiator.h"
 #include "models/pe/engines/stage_engine.h"
-#include "models/util/instant_calendar.h"
-#include "models/util/module_payload.h"
 
 namespace kb {
 
@@ -41,11 +40,11 @@ class PeDma : public StageEngine {
  public:
   static constexpr uint64_t kMaxBurstBytes = 64 * 1024;
 
-  tlm_utils::simple_initiator_socket<PeDma> mem;  // to HBM, through the PE's bus
+  BurstInitiator::Socket mem;  // to HBM, through the PE's bus
 
   PeDma(sc_core::sc_module_name name, const PeConfig& cfg);
   // Its place among the PEs at an instant (models/util/instant_calendar.h).
-  void set_pe(uint32_t pe) { resume_.set_pe(pe); }
+  void set_pe(uint32_t pe) { initiator_.set_pe(pe); }
 
  protected:
   uint64_t cycles_of(const Stage& s) const override { return dma_cycles(cfg_, s); }
@@ -66,18 +65,15 @@ class PeDma : public StageEngine {
   void end_transfer();  // data mode: the TCM or staging side
   // Sends bursts until one does not complete at once; true when all did.
   bool send_bursts();
-  void burst_done(const sc_core::sc_time& delay);  // a burst's response
-  tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload& p, tlm::tlm_phase& phase,
-                                     sc_core::sc_time& delay);
-  void resume();  // resume_: the next burst after a late response
-  [[noreturn]] void burst_failed();
+  void unpack_span();  // after a burst's response: a masked read's runs into buffer_
+  void resume();  // the continuation: the next burst after a late response
 
   const Stage* stage_ = nullptr;
   CommandData* data_ = nullptr;
   BytePattern side_[2];
   bool hbm_side_[2] = {};
   Cursor cursor_;
-  ModulePayload burst_;  // one burst at a time in flight
+  BurstInitiator initiator_{mem, "PE_DMA", InstantKind::kDmaResume, [this] { resume(); }};
   std::vector<uint8_t> buffer_;  // data mode: the transfer's bytes, packed
   std::vector<uint8_t> span_;    // a masked burst's span (timing mode: any burst's)
   // Byte-enable patterns, one pitch long, by (pitch, run): a composite's
@@ -94,10 +90,8 @@ class PeDma : public StageEngine {
   // The burst in flight: its runs (0: a plain burst), their geometry and
   // where they go in buffer_.
   uint64_t burst_runs_ = 0, burst_pitch_ = 0, burst_run_bytes_ = 0, burst_buf_ = 0;
-  uint64_t start_ps_ = 0, end_ps_ = 0;
+  uint64_t start_ps_ = 0;
   uint64_t setup_ps_ = 0;  // the setup's end, from start_ps_
-  bool late_ = false;  // a burst answered later: the stage finishes later
-  InstantActor resume_{InstantKind::kDmaResume, [this] { resume(); }};
 };
 
 }  // namespace kb

@@ -1,19 +1,8 @@
-// PE_IPC: the PE's inter-PE message unit. One in-order
-// engine of PE_SCHEDULER (Engine::kIpc): it runs SEND and RECV stages one at
-// a time, and owns the PE's IPC receive queue behind `msg`, the PE's IPC
-// window (models/mem/address_map.h: ipc_window(g), kIpcWindowStride bytes).
-//
-// Window layout (offsets in the window of the receiving PE; s = the
-// sending global PE, s < kMaxIpcSources):
-//   0x0000 + 16 s   HEADER(s): a 16-byte write {u64 message bytes, u32 s,
-//                   u32 0} (little-endian) that takes a slot in the queue.
-//   0x8000 + 16 s   DATA(s): a FIFO port, kIpcPortWidth (16) bytes wide: a
-//                   burst is a write with streaming width 16 and the
-//                   message's next bytes as its data (at most 64 KiB,
-//                   PE_DMA's kMaxBurstBytes).
-// A write elsewhere, a read, byte enables, DATA without a HEADER or past its
-// message's bytes, or a HEADER whose source field is not s get an error
-// response.
+// PE_IPC: the PE's inter-PE message engine. One in-order engine of
+// PE_SCHEDULER (Engine::kIpc): it runs SEND and RECV stages one at a time.
+// A message goes to the receiving PE's IPC_MAILBOX
+// (models/pe/ipc/ipc_mailbox.h: the window layout, the receive port and
+// back-pressure); a RECV takes it from this PE's mailbox.
 //
 // Protocol (TLM-2.0 base protocol, nb_transport; the interconnect forwards
 // both paths):
@@ -23,19 +12,9 @@
 //   its response arrives, the DATA bursts go, all issued at that time. The
 //   stage ends when the last burst's response arrives. Data mode: the bursts
 //   carry src's bytes; timing mode: a scratch buffer.
-// - The receive port takes ceil(n / tcm.bytes_per_cycle) cycles per write
-//   of n bytes (a HEADER counts 16), one write after another in arrival
-//   order: senders to one PE share its port.
-// - Back-pressure: the queue holds, per source, at most ipc.queue_depth
-//   messages that arrived or are arriving and that no recv has taken (a
-//   slot per source and depth: one busy sender cannot starve another, so a
-//   reply never waits behind requests). A HEADER to a full queue (or while
-//   another from its source waits) is accepted (TLM_UPDATED, END_REQ) but
-//   not answered: BEGIN_RESP comes on the backward path when a recv frees a
-//   slot of that source; the sender's SEND stage waits for it.
 // - recv(dst, src): PE_SCHEDULER issues a RECV stage only once the oldest
-//   message from src (FIFO per source) has fully arrived (message_ready;
-//   on_arrival wakes it), so a RECV never holds PE_IPC waiting; it then checks
+//   message from src (FIFO per source) has fully arrived (the mailbox's
+//   message_ready), so a RECV never holds PE_IPC waiting; it then checks
 //   its byte count against dst's (a mismatch fails the command: a
 //   CommandFault naming both sizes and the source PE) and copies it into
 //   dst: a TCM dst takes ceil(bytes / tcm.bytes_per_cycle) +
@@ -46,6 +25,8 @@
 //   the order the kernel wrote them whatever the hazards allow; a SEND
 //   whose HEADER is held by a full queue occupies PE_IPC until answered.
 //   Sending to itself works (the top routes the PE's own window back).
+// - `mem` sends one burst at a time, through the burst initiator PE_DMA
+//   uses too (models/pe/engines/burst_initiator.h).
 //
 // Uncontended times, from the stage's issue (R = tcm.bytes_per_cycle, P
 // the number of DATA bursts, H = hbm access cycles of bytes, all in cycles
@@ -56,29 +37,19 @@
 //           from its issue, which is at or after its message's last byte
 #pragma once
 
-#include <deque>
-#include <functional>
-#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <systemc>
 #include <tlm>
-#include <tlm_utils/simple_initiator_socket.h>
-#include <tlm_utils/simple_target_socket.h>
 
 #include "models/config/pe_config.h"
-#include "models/util/instant_calendar.h"
+#include "models/pe/engines/burst_initiator.h"
 #include "models/pe/engines/stage_engine.h"
-#include "models/util/busy_calendar.h"
-#include "models/util/module_payload.h"
+#include "models/pe/ipc/ipc_mailbox.h"
 
 namespace kb {
-
-constexpr uint64_t kIpcHeaderBytes = 16;
-constexpr uint64_t kIpcPortWidth = 16;                 // DATA's streaming width
-constexpr uint64_t kIpcDataOffset = 0x8000;            // DATA(0) in the window
-constexpr uint32_t kMaxIpcSources = 0x8000 / 16;       // 2048
 
 // What a blocked PE waits for in IPC (the deadlock report, models/top/deadlock.h):
 // a SEND held for a slot (PE_IPC), or a RECV held for its message (PE_SCHEDULER).
@@ -93,78 +64,29 @@ struct IpcWait {
 
 class PeIpc : public StageEngine {
  public:
-  tlm_utils::simple_target_socket_optional<PeIpc> msg;  // the IPC receive window (may stay unbound)
-  tlm_utils::simple_initiator_socket<PeIpc> mem;        // to other PEs' windows and HBM, through the PE's bus
+  BurstInitiator::Socket mem;  // to other PEs' windows and HBM, through the PE's bus
 
-  PeIpc(sc_core::sc_module_name name, const PeConfig& cfg);
+  // `mailbox`: this PE's, where its RECVs take their messages.
+  PeIpc(sc_core::sc_module_name name, const PeConfig& cfg, IpcMailbox& mailbox);
   // Its place among the PEs at an instant (models/util/instant_calendar.h).
-  void set_pe(uint32_t pe) {
-    arrival_ev_.set_pe(pe);
-    free_ev_.set_pe(pe);
-    resume_.set_pe(pe);
-  }
-  // This PE's global number (the HEADER's source and the window it owns).
+  void set_pe(uint32_t pe) { initiator_.set_pe(pe); }
+  // This PE's global number (the HEADER's source, the DATA port it writes).
   void set_self(uint32_t global) { self_ = global; }
 
   IpcWait wait_state() const;
-  uint64_t slots_taken(uint32_t src) const {
-    auto it = taken_.find(src);
-    return it == taken_.end() ? 0 : it->second;
-  }
-  // The oldest message from src not yet taken has fully arrived (its last
-  // byte is in by now): a RECV from src may issue.
-  bool message_ready(uint32_t src) const;
-  // Messages sent here that no recv took, "" when none (a run that ends
-  // with some fails, never ends silently).
-  std::string undelivered() const;
-  // Bytes in of the oldest message from src not yet taken (*any: one is).
-  uint64_t arrived_bytes(uint32_t src, bool* any) const {
-    auto it = by_src_.find(src);
-    *any = it != by_src_.end() && !it->second.empty();
-    return *any ? it->second.front().arrived : 0;
-  }
-  // Called (from a method) when a message's last byte is in.
-  void on_arrival(std::function<void()> f) { on_arrival_ = std::move(f); }
-  uint64_t queue_depth() const { return cfg_.ipc.queue_depth; }
-  uint64_t headers_waiting() const { return waiting_.size(); }
+  // The mailbox's state, where the deadlock report and the run's end ask
+  // for it (models/top/deadlock.cpp, tb/runner.cpp).
+  uint64_t slots_taken(uint32_t src) const { return mailbox_.slots_taken(src); }
+  uint64_t queue_depth() const { return mailbox_.queue_depth(); }
+  uint64_t arrived_bytes(uint32_t src, bool* any) const { return mailbox_.arrived_bytes(src, any); }
+  std::string undelivered() const { return mailbox_.undelivered(); }
 
  protected:
   uint64_t cycles_of(const Stage& s) const override;  // the RECV copy into TCM
   std::optional<sc_core::sc_time> execute(const Stage& s, CommandData* d) override;
 
  private:
-  // --- receive side
-  struct Message {
-    uint32_t src = 0;
-    uint64_t bytes = 0, arrived = 0;
-    uint64_t done_ps = 0;  // the last byte's arrival (once arrived == bytes)
-    std::vector<uint8_t> data;  // data mode
-    bool complete() const { return arrived == bytes; }
-  };
-  struct WaitingHeader {
-    tlm::tlm_generic_payload* p = nullptr;  // nb form (null: a b_transport thread)
-    uint32_t src = 0;
-    uint64_t bytes = 0;
-    uint64_t arrive_ps = 0;
-    bool* granted = nullptr;  // b_transport form: set when it has its slot
-  };
-  void b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
-  tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload& p, tlm::tlm_phase& phase,
-                                     sc_core::sc_time& delay);
-  unsigned transport_dbg(tlm::tlm_generic_payload& p);
-  // Decodes a write into the window: 0 refused (status set), 1 HEADER, 2 DATA.
-  int decode(tlm::tlm_generic_payload& p, uint32_t* src, uint64_t* bytes);
-  uint64_t port_write(uint64_t arrive_ps, uint64_t n);  // the port's end time
-  void take_slot(uint32_t src, uint64_t bytes, uint64_t header_in_ps);
-  void data_write(tlm::tlm_generic_payload& p, uint32_t src, sc_core::sc_time& delay);
-  void free_slots();  // free_ev_: slots whose recv ended; waiting HEADERs
-  void arrived();     // arrival_ev_
-  bool slot_free(uint32_t src) const;  // a HEADER from src may take a slot now
-  Message* oldest(uint32_t src);
-
-  // --- stage side
   std::optional<sc_core::sc_time> start(const Stage& s, CommandData* d);  // execute()'s body
-  std::string failed_;  // an error execute() caught, reported by resume()
   enum class Phase { kIdle, kRead, kHeader, kData, kTake, kWrite, kDone };
   struct Burst {
     uint64_t address = 0, length = 0, buf = 0;
@@ -176,42 +98,24 @@ class PeIpc : public StageEngine {
   bool in_tcm(const BytePattern& p) const;
   bool advance();  // runs phases until one waits; true when the stage is done
   bool send_bursts();
-  void burst_done(const sc_core::sc_time& delay);
-  void start_recv_copy();
-  tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload& p, tlm::tlm_phase& phase,
-                                     sc_core::sc_time& delay);
-  void resume();  // resume_
+  void resume();  // the continuation after a late response
   void next_phase();
 
+  IpcMailbox& mailbox_;
   uint32_t self_ = 0;
-  // Receive queue: per source, oldest first; slots taken; HEADERs waiting.
-  std::map<uint32_t, std::deque<Message>> by_src_;
-  std::map<uint32_t, uint64_t> taken_;  // slots per source
-  std::deque<WaitingHeader> waiting_;
-  // Ends of RECV stages whose slot is still taken, and the slot's source.
-  std::deque<std::pair<uint64_t, uint32_t>> free_at_ps_;
-  // One notification per message completed (an sc_event would keep only
-  // the earliest of several pending).
-  InstantQueue arrival_ev_{InstantKind::kIpcArrival, [this] { arrived(); }};
-  std::function<void()> on_arrival_;
-  BusyCalendar receive_port_;  // the receive port's writes booked ahead
-  InstantActor free_ev_{InstantKind::kIpcSlotsFree, [this] { free_slots(); }};
-  sc_core::sc_event slot_granted_;  // b_transport HEADERs
 
   // The stage under way.
   const Stage* stage_ = nullptr;
   bool data_ = false;
   Phase phase_ = Phase::kIdle;
-  bool late_ = false;
   bool waiting_slot_ = false;   // our HEADER is held by a full queue
   std::vector<Burst> bursts_;
   size_t next_ = 0;
-  uint64_t issue_ps_ = 0, end_ps_ = 0, start_ps_ = 0;
+  uint64_t issue_ps_ = 0, start_ps_ = 0;
   std::vector<uint8_t> buffer_;   // the message's bytes (data mode)
   std::vector<uint8_t> scratch_;  // timing mode: a burst's worth
   uint8_t header_[kIpcHeaderBytes] = {};
-  ModulePayload burst_;
-  InstantActor resume_{InstantKind::kIpcResume, [this] { resume(); }};
+  BurstInitiator initiator_{mem, "PE_IPC", InstantKind::kIpcResume, [this] { resume(); }};
 };
 
 }  // namespace kb
