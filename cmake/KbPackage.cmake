@@ -45,7 +45,7 @@ install(TARGETS ${KB_INSTALLED_LIBS} EXPORT kernbench_scTargets
 # what a platform, a driver or a kernel includes. The install takes these and
 # every project header they include, found by following their #include lines,
 # paths kept; headers only the libraries' sources use (checked arithmetic,
-# message formatting, the sanitizer's stack hooks, ...) stay out.
+# message formatting, the dispatch checks, ...) stay out.
 set(KB_PUBLIC_HEADERS
   models/top/pe_top.h        # a top of N PEs: the VP's entry point
   models/top/mesh_top.h      # a mesh of cubes
