@@ -33,9 +33,8 @@
 //   gemm out=ID a=ID b=ID m=M n=N k=K [transpose_b] [accumulate]
 //                                                 GemmCmd     (tl.dot)
 //   math OP out=ID [src_a=ID] [src_b=ID] [extra=...]...
-//                                                 MathCmd; OP one of add sub
-//       mul max div add_bcast sub_bcast mul_bcast div_bcast exp scale fill
-//       rowmax rowsum (src_b needs src_a).
+//                                                 MathCmd; OP a math op's name
+//       (models/isa/math_ops.h, kMathOps); src_b needs src_a.
 //   composite NAME [rw=ID,ID,...]                 CompositeCmd; its OpSpecs
 //     op KIND SCOPE [out=ID] OPERAND=ID... [extra=...]...   follow, one per
 //   end                                           line, closed by `end`.
