@@ -103,8 +103,8 @@ struct LinkConfig {
   double gbps = 128.0;            // per direction
   uint64_t latency_cycles = 20;   // per hop, first byte
 };
-// At most this many PEs in a mesh: PE_IPC's window has one HEADER/DATA
-// port pair per source PE (models/pe/ipc/pe_ipc.h kMaxIpcSources).
+// At most this many PEs in a mesh: a PE's IPC window has one HEADER/DATA
+// port pair per source PE (models/pe/ipc/ipc_mailbox.h kMaxIpcSources).
 constexpr uint64_t kMaxMeshPes = 2048;
 
 struct TopologyConfig {

@@ -15,7 +15,7 @@
 // Supporting fractions: exposed dispatch (PE_CPU busy, DISPATCH or
 // CPU_CYCLES, while every engine is idle), stalled (PE_CPU held by a full
 // queue), engines idle (no engine busy) and queue full (occupancy at or
-// above queue_depth). kb::bottleneck() (tb/bench_registry.cpp) is this
+// above queue_depth). kb::bottleneck() (tb/run/report.cpp) is this
 // verdict's text.
 #pragma once
 

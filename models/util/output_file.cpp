@@ -207,7 +207,7 @@ class OutputFile::Buf : public std::streambuf {
 };
 
 // A fork waits for each writer thread to finish its writes and joins it: a
-// thread is never alive across fork() (tb/runner.cpp forks the
+// thread is never alive across fork() (tb/run/isolated.cpp forks the
 // simulations), and none holds a lock that the child would inherit locked.
 
 void OutputFile::Buf::fork_prepare() {
