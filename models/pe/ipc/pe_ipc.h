@@ -75,7 +75,7 @@ class PeIpc : public StageEngine {
 
   IpcWait wait_state() const;
   // The mailbox's state, where the deadlock report and the run's end ask
-  // for it (models/top/deadlock.cpp, tb/runner.cpp).
+  // for it (models/top/deadlock.cpp, tb/run/harness.cpp).
   uint64_t slots_taken(uint32_t src) const { return mailbox_.slots_taken(src); }
   uint64_t queue_depth() const { return mailbox_.queue_depth(); }
   uint64_t arrived_bytes(uint32_t src, bool* any) const { return mailbox_.arrived_bytes(src, any); }
