@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Hostile and careless input against the kernbench CLI (issue 11).
+"""Hostile and careless input against the kernbench CLI (docs/ci.md, "Hostile input").
 
 Usage: scripts/hostile_inputs.py [--bin build/kernbench] [--json out.json]
                                  [--timeout 20] [--only TEXT] [--list]
@@ -904,7 +904,7 @@ def cli_cases():
 
 
 def collect_cases():
-    """`sweep --collect DIR` over hostile point folders (issue 16 item 4):
+    """`sweep --collect DIR` over hostile point folders (docs/cli.md, "Sweeps on many machines"):
     bounded in size, depth and count, never blocking, exit 2 naming the file."""
     c = []
     col = ["sweep", "--collect", "pts", "--csv", "s.csv"]

@@ -90,7 +90,7 @@ int emit_jobs(const SweepRequest& rq, const kb::Bench& bench, const Grid& grid) 
   }
   sbatch_out->stream()
       << "#!/bin/sh\n"
-      << "# kernbench sweep of " << count << " points as a Slurm array (issue 16 item 4): task ID runs\n"
+      << "# kernbench sweep of " << count << " points as a Slurm array (docs/cli.md, Sweeps on many machines): task ID runs\n"
       << "# line ID + 1 of the jobs file. Submit this script with sbatch; once every task is done:\n"
       << "# kernbench sweep --collect " << kb::sh_quote(dir, "--jobs-dir") << " [--csv FILE]\n"
       << "#SBATCH --job-name=kernbench-sweep\n"
