@@ -15,6 +15,7 @@
 # models/top; kernels (tl only); tb. No two folders include each other,
 # directly or through others (docs/conventions.md 16).
 cmake_minimum_required(VERSION 3.25)
+include(${CMAKE_CURRENT_LIST_DIR}/file_lines.cmake)
 if(NOT SRC)
   message(FATAL_ERROR "usage: cmake -DSRC=<source tree> -P check_layering.cmake")
 endif()
@@ -86,14 +87,8 @@ set(folders "")
 foreach(file IN LISTS files)
   allowed("${file}" regex rule)
   folder_of("${file}" from)
-  # One list element per line, empty lines kept (file(STRINGS) drops them).
-  file(READ "${SRC}/${file}" text)
-  # Square brackets would keep a list element from splitting at ';' (a
-  # comment's "[0, n)" would hide the lines after it): no include has one.
-  string(REPLACE "[" "(" text "${text}")
-  string(REPLACE "]" ")" text "${text}")
-  string(REPLACE ";" "\\;" text "${text}")
-  string(REPLACE "\n" ";" lines "${text}")
+  # One element per line (file_lines.cmake); no include path holds a placeholder.
+  kb_file_lines("${SRC}/${file}" lines)
   set(n 0)
   foreach(line IN LISTS lines)
     math(EXPR n "${n} + 1")
