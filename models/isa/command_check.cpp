@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <string>
+#include <tuple>
+#include <type_traits>
 
 #include "models/isa/init_tracker.h"
 #include "models/util/overloaded.h"
@@ -79,17 +81,50 @@ void expect_same_shape(const TensorTable& t, const TensorDesc& a, const TensorDe
   if (a.rows != b.rows || a.cols != b.cols) fail_shape(t, a, b, what, sa, sb);
 }
 
-void check_transfer(const TensorTable& t, Handle dst, Handle src, const Where& what,
-                    const MemSpace* dst_space, const MemSpace* src_space, CommandTensors* found) {
-  const TensorDesc& d = tensor(t, dst, what, "dst");
-  const TensorDesc& s = tensor(t, src, what, "src");
-  if (dst_space) expect_space(t, d, *dst_space, what, "dst");
-  if (src_space) expect_space(t, s, *src_space, what, "src");
-  expect_same_shape(t, d, s, what, "dst", "src");
-  if (d.dtype != s.dtype) fail(what, "dtype mismatch: dst " + describe(t, d) + " vs src " + describe(t, s));
+MemSpace space_of(SpaceRule r) { return r == SpaceRule::kTcm ? MemSpace::kTcm : MemSpace::kHbm; }
+
+// A command of fixed fields (command_fields.h): every handle names a tensor
+// (in field order), then each in its space, then T::kCheck. `found` (if not
+// null) receives the tensors read, in field order, and the one written.
+template <class T>
+void check_fields(const T& c, const TensorTable& t, CommandTensors* found) {
+  const Where what(command_name<T>());
+  constexpr size_t kFields = std::tuple_size_v<decltype(T::fields())>;
+  const TensorDesc* d[kFields] = {};
+  const char* write_key = nullptr;
+  const TensorDesc* written = nullptr;
+  const TensorDesc* read = nullptr;
+  const char* read_key = nullptr;
+  size_t i = 0;
+  for_each_field<T>([&](const auto& f) {
+    if constexpr (std::is_same_v<field_member_t<decltype(f)>, Handle>) d[i] = &tensor(t, c.*(f.member), what, f.key);
+    ++i;
+  });
+  i = 0;
+  for_each_field<T>([&](const auto& f) {
+    if constexpr (std::is_same_v<field_member_t<decltype(f)>, Handle>) {
+      if (f.space != SpaceRule::kAny) expect_space(t, *d[i], space_of(f.space), what, f.key);
+      if (f.access == Access::kWrite) written = d[i], write_key = f.key;
+      else if (!read) read = d[i], read_key = f.key;
+    }
+    ++i;
+  });
+  if constexpr (T::kCheck == CheckRule::kTransfer) {
+    static_assert(kFields >= 2, "a transfer writes one tensor and reads another");
+    expect_same_shape(t, *written, *read, what, write_key, read_key);
+    if (written->dtype != read->dtype) {
+      fail(what, std::string("dtype mismatch: ") + write_key + " " + describe(t, *written) + " vs " + read_key + " " +
+                     describe(t, *read));
+    }
+  }
   if (found) {
-    found->read("src", &s);
-    found->set_write(&d);
+    i = 0;
+    for_each_field<T>([&](const auto& f) {
+      if constexpr (std::is_same_v<field_member_t<decltype(f)>, Handle>)
+        if (f.access == Access::kRead) found->read(f.key, d[i]);
+      ++i;
+    });
+    if (written) found->set_write(written);
     found->resolved = true;
   }
 }
@@ -228,13 +263,9 @@ void check_composite(CompositeCmd& c, const TensorTable& t) {
 }  // namespace
 
 void check_command(Command& cmd, const TensorTable& t, CommandTensors* found) {
-  const MemSpace hbm = MemSpace::kHbm, tcm = MemSpace::kTcm;
   if (found) found->nreads = 0, found->writes = false, found->resolved = false;
   std::visit(
       overloaded{
-          [&](const DmaReadCmd& rd) { check_transfer(t, rd.dst, rd.src, "DmaReadCmd", &tcm, &hbm, found); },
-          [&](const DmaWriteCmd& wr) { check_transfer(t, wr.dst, wr.src, "DmaWriteCmd", &hbm, &tcm, found); },
-          [&](const CopyCmd& cp) { check_transfer(t, cp.dst, cp.src, "CopyCmd", nullptr, nullptr, found); },
           [&](const GemmCmd& g) {
             const TensorDesc* d[3];
             check_gemm(t, g.a, g.b, g.out, g.m, g.n, g.k, g.transpose_b, false, "GemmCmd", d);
@@ -252,21 +283,10 @@ void check_command(Command& cmd, const TensorTable& t, CommandTensors* found) {
           },
           [&](CompositeCmd& c) { check_composite(c, t); },
           [](const CpuOverheadCmd&) {},  // no operands (and never checked: D5 bypass)
-          // Any space, any shape: the receiver checks the byte count.
-          [&](const SendCmd& sd) {
-            const TensorDesc& d = tensor(t, sd.src, "SendCmd", "src");
-            if (found) {
-              found->read("src", &d);
-              found->set_write(&d);  // marks nothing new: src is initialised
-              found->resolved = true;
-            }
-          },
-          [&](const RecvCmd& rv) {
-            const TensorDesc& d = tensor(t, rv.dst, "RecvCmd", "dst");
-            if (found) {
-              found->set_write(&d);
-              found->resolved = true;
-            }
+          [&](const auto& c) {
+            static_assert(has_fields_v<std::decay_t<decltype(c)>>,
+                          "commands.h: a command lists its fields or has its own case here");
+            check_fields(c, t, found);
           }},
       cmd);
 }
@@ -324,14 +344,7 @@ void op_access(const TypedOp& op, CommandTensors* a) {
 
 // A single-op command's tensors by handle (check_command did not give them).
 void by_handle(const Command& cmd, CommandTensors* a) {
-  auto transfer = [&](Handle dst, Handle src) {
-    a->read("src", nullptr, src);
-    a->set_write(nullptr, dst);
-  };
-  std::visit(overloaded{[&](const DmaReadCmd& rd) { transfer(rd.dst, rd.src); },
-                        [&](const DmaWriteCmd& wr) { transfer(wr.dst, wr.src); },
-                        [&](const CopyCmd& cp) { transfer(cp.dst, cp.src); },
-                        [&](const GemmCmd& g) {
+  std::visit(overloaded{[&](const GemmCmd& g) {  // out is read too when accumulating
                           a->read("a", nullptr, g.a);
                           a->read("b", nullptr, g.b);
                           if (g.accumulate) a->read("out", nullptr, g.out);
@@ -344,11 +357,16 @@ void by_handle(const Command& cmd, CommandTensors* a) {
                         },
                         [](const CompositeCmd&) {},  // per op (check_initialised)
                         [](const CpuOverheadCmd&) {},
-                        [&](const SendCmd& sd) {
-                          a->read("src", nullptr, sd.src);
-                          a->set_write(nullptr, sd.src);  // marks nothing new: src is initialised
-                        },
-                        [&](const RecvCmd& rv) { a->set_write(nullptr, rv.dst); }},
+                        [&](const auto& c) {  // fixed fields: reads in field order, then the write
+                          using T = std::decay_t<decltype(c)>;
+                          static_assert(has_fields_v<T>, "commands.h: a command lists its fields or has its own case here");
+                          for_each_field<T>([&](const auto& f) {
+                            if constexpr (std::is_same_v<field_member_t<decltype(f)>, Handle>) {
+                              if (f.access == Access::kRead) a->read(f.key, nullptr, c.*(f.member));
+                              else a->set_write(nullptr, c.*(f.member));
+                            }
+                          });
+                        }},
              cmd);
 }
 

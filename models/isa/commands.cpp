@@ -295,10 +295,7 @@ void handle_access(const Command& cmd, HandleAccess& a) {
   };
   std::visit(
       overloaded{
-          [&](const DmaReadCmd& c) { set(c.src, c.dst); },
-          [&](const DmaWriteCmd& c) { set(c.src, c.dst); },
-          [&](const CopyCmd& c) { set(c.src, c.dst); },
-          [&](const GemmCmd& c) {
+          [&](const GemmCmd& c) {  // out is read too when accumulating
             set(c.a, c.out);
             a.reads.push_back(c.b);
             if (c.accumulate) a.reads.push_back(c.out);
@@ -330,8 +327,14 @@ void handle_access(const Command& cmd, HandleAccess& a) {
             keep_first_of_each(a.writes);
           },
           [&](const CpuOverheadCmd&) {},
-          [&](const SendCmd& c) { a.reads.push_back(c.src); },
-          [&](const RecvCmd& c) { a.writes.push_back(c.dst); }},
+          [&](const auto& c) {  // a command of fixed fields: its handles by access
+            using T = std::decay_t<decltype(c)>;
+            static_assert(has_fields_v<T>, "commands.h: a command lists its fields or has its own case here");
+            for_each_field<T>([&](const auto& f) {
+              if constexpr (std::is_same_v<field_member_t<decltype(f)>, Handle>)
+                (f.access == Access::kRead ? a.reads : a.writes).push_back(c.*(f.member));
+            });
+          }},
       cmd);
 }
 

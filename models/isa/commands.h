@@ -13,18 +13,16 @@
 #include <initializer_list>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <variant>
 #include <vector>
 
+#include "models/isa/command_fields.h"
 #include "models/isa/command_table.h"
 #include "models/isa/math_ops.h"
 
 namespace kb {
-
-// A tensor handle is its address; shape and dtype live in the descriptor
-// table (TensorTable), as docs/cost-model.md D2 assumes.
-using Handle = uint64_t;
 
 // docs/cost-model.md D2 field sizes.
 namespace lb {
@@ -59,31 +57,64 @@ using Extras = std::vector<Extra>;
 uint32_t extras_bytes(const Extras& extras);  // 1 (length) + sum
 
 // --- Single-op commands (docs/cost-model.md D8: FIXED = fixed_per_single_op_cmd_cycles)
-// Their logical_bytes() are inline: PE_CPU (cost) and PE_SCHEDULER (the
+// A command's traits are its own static members (docs/extending.md, "A new
+// command"): kKeyword (its replay text and descriptor messages), kFixed
+// (which FIXED it pays), and for a command of fixed fields, fields() (in
+// descriptor order; command_fields.h) and kCheck. Generic code loops over
+// them. logical_bytes() is inline: PE_CPU (cost) and PE_SCHEDULER (the
 // descriptor's length) ask for every command.
 
 // tl.load: HBM -> TCM on PE_DMA.
 struct DmaReadCmd {
   Handle dst = 0;  // TCM
   Handle src = 0;  // HBM
-  uint32_t logical_bytes() const { return lb::kFraming + 2 * lb::kHandle; }  // 20
+  static constexpr const char* kKeyword = "dma_read";
+  static constexpr FixedClass kFixed = FixedClass::kSingleOp;
+  static constexpr CheckRule kCheck = CheckRule::kTransfer;
+  static constexpr auto fields() {
+    return std::tuple{tensor_field(&DmaReadCmd::dst, "dst", Access::kWrite, SpaceRule::kTcm),
+                      tensor_field(&DmaReadCmd::src, "src", Access::kRead, SpaceRule::kHbm)};
+  }
+  uint32_t logical_bytes() const { return lb::kFraming + fields_bytes<DmaReadCmd>(); }  // 20
 };
 
 // tl.store: TCM -> HBM on PE_DMA.
 struct DmaWriteCmd {
   Handle dst = 0;  // HBM
   Handle src = 0;  // TCM
-  uint32_t logical_bytes() const { return lb::kFraming + 2 * lb::kHandle; }  // 20
+  static constexpr const char* kKeyword = "dma_write";
+  static constexpr FixedClass kFixed = FixedClass::kSingleOp;
+  static constexpr CheckRule kCheck = CheckRule::kTransfer;
+  static constexpr auto fields() {
+    return std::tuple{tensor_field(&DmaWriteCmd::dst, "dst", Access::kWrite, SpaceRule::kHbm),
+                      tensor_field(&DmaWriteCmd::src, "src", Access::kRead, SpaceRule::kTcm)};
+  }
+  uint32_t logical_bytes() const { return lb::kFraming + fields_bytes<DmaWriteCmd>(); }  // 20
 };
 
-// tl.dot: out (+)= a @ b (b transposed when transpose_b) on PE_GEMM.
+// tl.dot: out (+)= a @ b (b transposed when transpose_b) on PE_GEMM. Its
+// fields serve the descriptor, the replay parser and handle remapping; its
+// check (shapes against m, n, k), its handle access (out is read too when
+// accumulating) and its replay line (out first) are its own.
 struct GemmCmd {
   Handle a = 0, b = 0, out = 0;
   int64_t m = 0, n = 0, k = 0;
   bool transpose_b = false;
   bool accumulate = false;
+  static constexpr const char* kKeyword = "gemm";
+  static constexpr FixedClass kFixed = FixedClass::kSingleOp;
+  static constexpr auto fields() {
+    return std::tuple{tensor_field(&GemmCmd::a, "a", Access::kRead, SpaceRule::kTcm),
+                      tensor_field(&GemmCmd::b, "b", Access::kRead, SpaceRule::kTcm),
+                      tensor_field(&GemmCmd::out, "out", Access::kWrite, SpaceRule::kTcm),
+                      scalar_field(&GemmCmd::m, "m"),
+                      scalar_field(&GemmCmd::n, "n"),
+                      scalar_field(&GemmCmd::k, "k"),
+                      flag_field(&GemmCmd::transpose_b, "transpose_b"),
+                      flag_field(&GemmCmd::accumulate, "accumulate")};
+  }
   // framing 4 + 3 handles 24 + m/n/k 12 + 2 flags 2 = 42
-  uint32_t logical_bytes() const { return lb::kFraming + 3 * lb::kHandle + 3 * lb::kScalar + 2 * 1; }
+  uint32_t logical_bytes() const { return lb::kFraming + fields_bytes<GemmCmd>(); }
 };
 
 // A MathCmd's operand handles. Every math op reads at most two, kept
@@ -167,6 +198,8 @@ struct MathCmd {
   HandleList operands;
   Handle out = 0;
   Extras extra;
+  static constexpr const char* kKeyword = "math";
+  static constexpr FixedClass kFixed = FixedClass::kSingleOp;
   // framing 4 + opcode 1 + (1 + 8 per operand) + out 8 + (1 + extras)
   uint32_t logical_bytes() const {
     return lb::kFraming + lb::kOpcode + lb::kTupleLength + lb::kHandle * uint32_t(operands.size()) +
@@ -178,7 +211,14 @@ struct MathCmd {
 struct CopyCmd {
   Handle dst = 0;
   Handle src = 0;
-  uint32_t logical_bytes() const { return lb::kFraming + 2 * lb::kHandle; }  // 20
+  static constexpr const char* kKeyword = "copy";
+  static constexpr FixedClass kFixed = FixedClass::kSingleOp;
+  static constexpr CheckRule kCheck = CheckRule::kTransfer;
+  static constexpr auto fields() {
+    return std::tuple{tensor_field(&CopyCmd::dst, "dst", Access::kWrite),
+                      tensor_field(&CopyCmd::src, "src", Access::kRead)};
+  }
+  uint32_t logical_bytes() const { return lb::kFraming + fields_bytes<CopyCmd>(); }  // 20
 };
 
 // --- Composite (docs/cost-model.md D1/D7; FIXED = fixed_per_cmd_cycles)
@@ -261,6 +301,8 @@ struct CompositeCmd {
   // Text: ops decoded, one per op, filled by check_command at dispatch.
   // Built typed: the ops themselves.
   std::vector<TypedOp> typed = {};
+  static constexpr const char* kKeyword = "composite";
+  static constexpr FixedClass kFixed = FixedClass::kComposite;
   bool built_typed() const { return ops.empty() && !typed.empty(); }
   size_t op_count() const { return built_typed() ? typed.size() : ops.size(); }
   // framing 4 + (1 + sum ops) + (1 + 8 per rw handle)
@@ -307,6 +349,8 @@ std::string math_arity_error(MathOp op, size_t operands);
 // formula and is never written to the queue (docs/cost-model.md D5).
 struct CpuOverheadCmd {
   uint64_t cycles = 0;
+  static constexpr const char* kKeyword = "cycles";
+  static constexpr FixedClass kFixed = FixedClass::kNone;
   uint32_t logical_bytes() const { return 0; }
 };
 
@@ -317,14 +361,28 @@ struct CpuOverheadCmd {
 struct SendCmd {
   Handle src = 0;
   uint32_t dst = 0;
-  uint32_t logical_bytes() const { return lb::kFraming + lb::kHandle + lb::kScalar; }  // 16
+  static constexpr const char* kKeyword = "send";
+  static constexpr FixedClass kFixed = FixedClass::kSingleOp;
+  static constexpr CheckRule kCheck = CheckRule::kLookUp;  // any space, any shape: the receiver checks the bytes
+  static constexpr auto fields() {
+    return std::tuple{tensor_field(&SendCmd::src, "src", Access::kRead),
+                      peer_field(&SendCmd::dst, "dst_pe", "the destination PE")};
+  }
+  uint32_t logical_bytes() const { return lb::kFraming + fields_bytes<SendCmd>(); }  // 16
 };
 
 // tl.recv: the oldest message from global PE src, into dst.
 struct RecvCmd {
   Handle dst = 0;
   uint32_t src = 0;
-  uint32_t logical_bytes() const { return lb::kFraming + lb::kHandle + lb::kScalar; }  // 16
+  static constexpr const char* kKeyword = "recv";
+  static constexpr FixedClass kFixed = FixedClass::kSingleOp;
+  static constexpr CheckRule kCheck = CheckRule::kLookUp;
+  static constexpr auto fields() {
+    return std::tuple{tensor_field(&RecvCmd::dst, "dst", Access::kWrite),
+                      peer_field(&RecvCmd::src, "src_pe", "the source PE")};
+  }
+  uint32_t logical_bytes() const { return lb::kFraming + fields_bytes<RecvCmd>(); }  // 16
 };
 
 // New alternatives go last: a type's index is its descriptor framing byte
@@ -336,6 +394,35 @@ using Command = std::variant<DmaReadCmd, DmaWriteCmd, GemmCmd, MathCmd,
 static_assert(kNumCommandTypes == int(std::variant_size_v<Command>),
               "command_table.h: one row per alternative of Command, in its order");
 inline const char* command_type_name(const Command& cmd) { return kCommandTypes[cmd.index()].name; }
+
+// T's position in Command: its descriptor type byte is this + 1 (descriptor.h).
+template <class T, class V>
+struct variant_index;
+template <class T, class... Ts>
+struct variant_index<T, std::variant<Ts...>> {
+  static constexpr size_t value = [] {
+    constexpr bool same[] = {std::is_same_v<T, Ts>...};
+    for (size_t i = 0; i < sizeof...(Ts); ++i)
+      if (same[i]) return i;
+    return sizeof...(Ts);
+  }();
+};
+template <class T>
+inline constexpr size_t command_index_v = variant_index<T, Command>::value;
+template <class T>
+constexpr const char* command_name() {
+  return kCommandTypes[command_index_v<T>].name;
+}
+
+// Every alternative's keyword, in Command's order: replay text keywords and
+// the descriptor's "unknown type" message.
+template <class V>
+struct keywords_of;
+template <class... Ts>
+struct keywords_of<std::variant<Ts...>> {
+  static constexpr const char* value[] = {Ts::kKeyword...};
+};
+inline constexpr const auto& kCommandKeywords = keywords_of<Command>::value;
 // A single-op GEMM or MATH command as the typed op it computes (GEMM:
 // a, b, out and its m, n, k and flags; MATH: its op, first two operands,
 // out and extras' attributes); false for every other command.

@@ -11,19 +11,17 @@ namespace kb {
 
 namespace {
 // docs/cost-model.md D8 by type: the composite pays the control-path FIXED,
-// tl.cycles(n) none (D5), every single-op command the lighter one.
+// tl.cycles(n) none (D5), every single-op command the lighter one. Each
+// command says which (its kFixed, commands.h), so a new one cannot fall in
+// silently.
 template <class T>
 uint64_t fixed_cycles_of(const CostModelConfig& cm) {
-  if constexpr (std::is_same_v<T, CompositeCmd>) return cm.fixed_per_cmd_cycles;
-  else if constexpr (std::is_same_v<T, CpuOverheadCmd>) return 0;
-  else {
-    // A new command type must be placed here (docs/conventions.md 13), not fall in silently.
-    static_assert(std::is_same_v<T, DmaReadCmd> || std::is_same_v<T, DmaWriteCmd> || std::is_same_v<T, GemmCmd> ||
-                      std::is_same_v<T, MathCmd> || std::is_same_v<T, CopyCmd> || std::is_same_v<T, SendCmd> ||
-                      std::is_same_v<T, RecvCmd>,
-                  "ADR-0064 D8: which FIXED does this command pay?");
-    return cm.fixed_per_single_op_cmd_cycles;
+  switch (T::kFixed) {
+    case FixedClass::kComposite: return cm.fixed_per_cmd_cycles;
+    case FixedClass::kNone: return 0;
+    case FixedClass::kSingleOp: break;
   }
+  return cm.fixed_per_single_op_cmd_cycles;
 }
 }  // namespace
 

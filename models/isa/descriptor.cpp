@@ -1,6 +1,9 @@
 #include "models/isa/descriptor.h"
 
 #include <cstring>
+#include <iterator>
+#include <type_traits>
+#include <variant>
 #include <string>
 #include <string_view>
 
@@ -73,8 +76,23 @@ class Writer {
   size_t at_ = 0;
 };
 
-void framing(Writer& w, Type t, uint32_t id) {
-  w.u32(uint32_t(t) | (id & kCompletionIdMask) << 8);  // type byte, then the id's low 3 bytes
+// The type byte is the command's position in Command + 1 (descriptor.h).
+template <class T>
+void framing(Writer& w, uint32_t id) {
+  w.u32(uint32_t(type_byte<T>()) | (id & kCompletionIdMask) << 8);  // type byte, then the id's low 3 bytes
+}
+
+// A command of fixed fields, field by field (command_fields.h).
+template <class T>
+void encode_fields(Writer& w, const T& c) {
+  for_each_field<T>([&](const auto& f) {
+    using M = field_member_t<decltype(f)>;
+    const M& v = c.*(f.member);
+    if constexpr (std::is_same_v<M, Handle>) w.u64(v);
+    else if constexpr (std::is_same_v<M, uint32_t>) w.u32(v);
+    else if constexpr (std::is_same_v<M, int64_t>) w.i32(v, f.key);
+    else w.u8(v ? 1 : 0);
+  });
 }
 
 // Names compare as string_views: the length first, no strlen per compare.
@@ -224,8 +242,9 @@ class Reader {
     std::memcpy(&f, &u, 4);
     return double(f);
   }
-  [[noreturn]] void fail(const std::string& what) const {
-    throw DecodeError("descriptor byte " + std::to_string(at_) + ": " + what);
+  [[noreturn]] void fail(const std::string& what) const { fail_at(at_, what); }
+  [[noreturn]] void fail_at(size_t at, const std::string& what) const {
+    throw DecodeError("descriptor byte " + std::to_string(at) + ": " + what);
   }
   void end() const {
     if (at_ != n_) {
@@ -344,17 +363,8 @@ void encode_command(const Command& c, uint32_t completion_id, uint32_t bytes, st
                     bool decoded) {
   Writer w(out, bytes);
   std::visit(overloaded{
-                 [&](const DmaReadCmd& d) { framing(w, Type::kDmaRead, completion_id), w.u64(d.dst), w.u64(d.src); },
-                 [&](const DmaWriteCmd& d) { framing(w, Type::kDmaWrite, completion_id), w.u64(d.dst), w.u64(d.src); },
-                 [&](const CopyCmd& d) { framing(w, Type::kCopy, completion_id), w.u64(d.dst), w.u64(d.src); },
-                 [&](const GemmCmd& g) {
-                   framing(w, Type::kGemm, completion_id);
-                   w.u64(g.a), w.u64(g.b), w.u64(g.out);
-                   w.i32(g.m, "m"), w.i32(g.n, "n"), w.i32(g.k, "k");
-                   w.u8(g.transpose_b), w.u8(g.accumulate);
-                 },
                  [&](const MathCmd& m) {
-                   framing(w, Type::kMath, completion_id);
+                   framing<MathCmd>(w, completion_id);
                    w.u8(math_opcode(m.op));
                    w.count(m.operands.size(), "operands");
                    for (Handle h : m.operands) w.u64(h);
@@ -362,7 +372,7 @@ void encode_command(const Command& c, uint32_t completion_id, uint32_t bytes, st
                    math_extras(w, m.op, m.extra);
                  },
                  [&](const CompositeCmd& c2) {
-                   framing(w, Type::kComposite, completion_id);
+                   framing<CompositeCmd>(w, completion_id);
                    w.count(c2.op_count(), "ops");
                    if (c2.built_typed()) {
                      for (const TypedOp& op : c2.typed) typed_op(w, op);
@@ -374,8 +384,12 @@ void encode_command(const Command& c, uint32_t completion_id, uint32_t bytes, st
                    for (Handle h : c2.rw_handles) w.u64(h);
                  },
                  [](const CpuOverheadCmd&) { throw EncodeError("tl.cycles(n) has no descriptor: it is never written"); },
-                 [&](const SendCmd& d) { framing(w, Type::kSend, completion_id), w.u64(d.src), w.u32(d.dst); },
-                 [&](const RecvCmd& d) { framing(w, Type::kRecv, completion_id), w.u64(d.dst), w.u32(d.src); }},
+                 [&](const auto& x) {
+                   using T = std::decay_t<decltype(x)>;
+                   static_assert(has_fields_v<T>, "commands.h: a command lists its fields or has its own case here");
+                   framing<T>(w, completion_id);
+                   encode_fields(w, x);
+                 }},
              c);
   if (w.written() != bytes) {  // the layout is D2's count, field for field
     throw EncodeError("descriptor of " + std::to_string(w.written()) + " bytes for a command of " +
@@ -384,68 +398,91 @@ void encode_command(const Command& c, uint32_t completion_id, uint32_t bytes, st
 }
 }  // namespace
 
+namespace {
+
+template <class T>
+Command decode_fields(Reader& r) {
+  T c;
+  for_each_field<T>([&](const auto& f) {
+    using M = field_member_t<decltype(f)>;
+    M& v = c.*(f.member);
+    if constexpr (std::is_same_v<M, Handle>) v = r.u64(f.what);
+    else if constexpr (std::is_same_v<M, uint32_t>) v = r.peer(f.what);
+    else if constexpr (std::is_same_v<M, int64_t>) v = r.i32(f.what);
+    else {
+      const size_t at = r.at();
+      const uint8_t b = r.u8(f.what);
+      if (b > 1) r.fail_at(at, std::string(f.what) + " is a flag, 0 or 1, not " + std::to_string(b));
+      v = b == 1;
+    }
+  });
+  return c;
+}
+
+Command decode_math(Reader& r) {
+  MathCmd m;
+  const uint8_t code = r.u8("the opcode");
+  if (!math_op_from_opcode(code, &m.op))
+    r.fail("math opcode " + std::to_string(code) + " is no MathOp (0-" + std::to_string(kNumMathOps - 1) + ")");
+  for (const NamedOperand& o : read_operands(r, false, m.op)) m.operands.push_back(o.handle);
+  m.out = r.u64("out");
+  m.extra = read_math_extras(r, m.op);
+  return m;
+}
+
+Command decode_composite(Reader& r) {
+  CompositeCmd c;
+  const uint8_t ops = r.u8("the op count");
+  for (uint8_t i = 0; i < ops; ++i) c.ops.push_back(read_op(r));
+  const uint8_t rw = r.u8("the rw-handle count");
+  for (uint8_t i = 0; i < rw; ++i) c.rw_handles.push_back(r.u64("an rw handle"));
+  return c;
+}
+
+using DecodeFn = Command (*)(Reader&);
+template <class T>
+constexpr DecodeFn decoder_of() {
+  if constexpr (std::is_same_v<T, MathCmd>) return &decode_math;
+  else if constexpr (std::is_same_v<T, CompositeCmd>) return &decode_composite;
+  else if constexpr (!has_descriptor<T>()) return nullptr;
+  else {
+    static_assert(has_fields_v<T>, "commands.h: a command lists its fields or has its own decoder here");
+    return &decode_fields<T>;
+  }
+}
+template <class V>
+struct decoders;
+template <class... Ts>
+struct decoders<std::variant<Ts...>> {
+  static constexpr DecodeFn value[] = {decoder_of<Ts>()...};
+};
+constexpr const auto& kDecoders = decoders<Command>::value;
+
+// "1 dma_read, 2 dma_write, ...": the types that have a descriptor.
+std::string known_types() {
+  std::string s;
+  for (size_t i = 0; i < std::size(kDecoders); ++i) {
+    if (!kDecoders[i]) continue;
+    s += (s.empty() ? "" : ", ") + std::to_string(i + 1) + " " + kCommandKeywords[i];
+  }
+  return s;
+}
+
+}  // namespace
+
 Decoded decode(const uint8_t* data, size_t size) {
   Reader r(data, size);
   Decoded d;
   const uint8_t type = r.u8("the framing");
-  if (type < uint8_t(Type::kDmaRead) || type > uint8_t(Type::kRecv) || type == 7) {
-    throw DecodeError("descriptor type " + std::to_string(type) +
-                          " is unknown (1 dma_read, 2 dma_write, 3 gemm, 4 math, 5 copy, 6 composite, 8 send, 9 recv)",
+  const DecodeFn fn = type >= 1 && type <= std::size(kDecoders) ? kDecoders[type - 1] : nullptr;
+  if (!fn) {
+    throw DecodeError("descriptor type " + std::to_string(type) + " is unknown (" + known_types() + ")",
                       regs::ErrorCode::kUnknownType);
   }
   uint32_t id = 0;
   for (int i = 0; i < 3; ++i) id |= uint32_t(r.u8("the framing")) << (8 * i);
   d.completion_id = id;
-  switch (Type(type)) {
-    case Type::kDmaRead: d.cmd = DmaReadCmd{r.u64("dst"), r.u64("src")}; break;
-    case Type::kDmaWrite: d.cmd = DmaWriteCmd{r.u64("dst"), r.u64("src")}; break;
-    case Type::kCopy: d.cmd = CopyCmd{r.u64("dst"), r.u64("src")}; break;
-    case Type::kSend: {
-      SendCmd c;
-      c.src = r.u64("src");
-      c.dst = r.peer("the destination PE");
-      d.cmd = c;
-      break;
-    }
-    case Type::kRecv: {
-      RecvCmd c;
-      c.dst = r.u64("dst");
-      c.src = r.peer("the source PE");
-      d.cmd = c;
-      break;
-    }
-    case Type::kGemm: {
-      GemmCmd g;
-      g.a = r.u64("a"), g.b = r.u64("b"), g.out = r.u64("out");
-      g.m = r.i32("m"), g.n = r.i32("n"), g.k = r.i32("k");
-      const uint8_t t = r.u8("transpose_b"), a = r.u8("accumulate");
-      if (t > 1 || a > 1) r.fail("a gemm flag is 0 or 1");
-      g.transpose_b = t, g.accumulate = a;
-      d.cmd = g;
-      break;
-    }
-    case Type::kMath: {
-      MathCmd m;
-      const uint8_t code = r.u8("the opcode");
-      if (!math_op_from_opcode(code, &m.op))
-        r.fail("math opcode " + std::to_string(code) + " is no MathOp (0-" + std::to_string(kNumMathOps - 1) + ")");
-      for (const NamedOperand& o : read_operands(r, false, m.op)) m.operands.push_back(o.handle);
-      m.out = r.u64("out");
-      m.extra = read_math_extras(r, m.op);
-      d.cmd = std::move(m);
-      break;
-    }
-    case Type::kComposite: {
-      CompositeCmd c;
-      const uint8_t ops = r.u8("the op count");
-      for (uint8_t i = 0; i < ops; ++i) c.ops.push_back(read_op(r));
-      const uint8_t rw = r.u8("the rw-handle count");
-      for (uint8_t i = 0; i < rw; ++i) c.rw_handles.push_back(r.u64("an rw handle"));
-      d.cmd = std::move(c);
-      break;
-    }
-    default: break;  // checked above
-  }
+  d.cmd = fn(r);
   r.end();
   return d;
 }

@@ -70,10 +70,17 @@
 
 namespace kb::desc {
 
-// 7 would be CpuOverheadCmd, which has no descriptor.
-enum class Type : uint8_t {
-  kDmaRead = 1, kDmaWrite = 2, kGemm = 3, kMath = 4, kCopy = 5, kComposite = 6, kSend = 8, kRecv = 9
-};
+// A descriptor's type byte: the command's position in Command + 1
+// (1 dma_read, 2 dma_write, 3 gemm, 4 math, 5 copy, 6 composite, 8 send,
+// 9 recv; a test pins them). 7 would be CpuOverheadCmd, which has none.
+template <class T>
+constexpr uint8_t type_byte() {
+  return uint8_t(command_index_v<T> + 1);
+}
+template <class T>
+constexpr bool has_descriptor() {
+  return T::kFixed != FixedClass::kNone;
+}
 
 struct EncodeError : std::runtime_error {
   using std::runtime_error::runtime_error;

@@ -1,9 +1,15 @@
 #include "models/pe/pe.h"
 
+#include <iterator>
+#include <memory>
 #include <string>
 
-#include "models/mem/address_map.h"
 #include "models/isa/descriptor.h"
+#include "models/mem/address_map.h"
+#include "models/pe/engines/pe_dma.h"
+#include "models/pe/engines/pe_gemm.h"
+#include "models/pe/engines/pe_math.h"
+#include "models/pe/engines/pe_tcm.h"
 
 namespace kb {
 
@@ -14,7 +20,28 @@ std::vector<Router::Region> bus_map(const PeConfig& cfg) {
           {"mem", MemoryRange{0, 0}}};  // everything else leaves the PE
 }
 
+// How the PE makes each engine: one row per row of the engine table
+// (models/trace/component_table.h), in its order.
+using MakeEngine = std::unique_ptr<StageEngine> (*)(const char* name, const PeConfig& cfg, IpcMailbox& mailbox);
+template <class E>
+std::unique_ptr<StageEngine> make(const char* name, const PeConfig& cfg, IpcMailbox&) {
+  return std::make_unique<E>(name, cfg);
+}
+std::unique_ptr<StageEngine> make_ipc(const char* name, const PeConfig& cfg, IpcMailbox& mailbox) {
+  return std::make_unique<PeIpc>(name, cfg, mailbox);
+}
+constexpr MakeEngine kMakeEngine[] = {make<PeDma>, make<PeGemm>, make<PeMath>, make<PeTcm>, make_ipc};
+static_assert(std::size(kMakeEngine) == size_t(kNumEngines), "one row per engine of the engine table");
+
+Pe::Engines make_engines(const PeConfig& cfg, IpcMailbox& mailbox) {
+  Pe::Engines engines;
+  for (int e = 0; e < kNumEngines; ++e) engines[size_t(e)] = kMakeEngine[e](to_string(engine_component(Engine(e))), cfg, mailbox);
+  return engines;
+}
+
 }  // namespace
+
+uint64_t Pe::tcm_data_bytes() const { return static_cast<const PeTcm&>(engine(Engine::kTcm)).stored_bytes(); }
 
 Pe::Pe(sc_core::sc_module_name name, const PeConfig& cfg, PePlace place, const LinkBinder& binder)
     : sc_module(name),
@@ -28,12 +55,9 @@ Pe::Pe(sc_core::sc_module_name name, const PeConfig& cfg, PePlace place, const L
       pe_cpu("pe_cpu", cfg_, table_, log_),
       pe_scheduler("pe_scheduler", cfg_, table_, log_),
       pe_regs("pe_regs", pe_scheduler),
-      pe_dma("pe_dma", cfg_),
-      pe_gemm("pe_gemm", cfg_),
-      pe_math("pe_math", cfg_),
-      pe_tcm("pe_tcm", cfg_),
       ipc_mailbox("ipc_mailbox", cfg_),
-      pe_ipc("pe_ipc", cfg_, ipc_mailbox),
+      engines_(make_engines(cfg_, ipc_mailbox)),
+      ipc_policy_(ipc_mailbox),
       pe_bus("pe_bus", bus_map(cfg_)) {
   const LinkBinder bind = binder ? binder : [](tlm::tlm_initiator_socket<32>& from, TargetSocketBase& to,
                                                const std::string&) { from.bind(to); };
@@ -47,31 +71,30 @@ Pe::Pe(sc_core::sc_module_name name, const PeConfig& cfg, PePlace place, const L
   ipc.bind(ipc_mailbox.msg);  // hierarchical
   pe_cpu.set_place(place_);
   pe_regs.irq.bind(irq);
-  // The engines, in the engine table's order (models/trace/component_table.h).
-  StageEngine* const engines[kNumEngines] = {&pe_dma, &pe_gemm, &pe_math, &pe_tcm, &pe_ipc};
-  for (int e = 0; e < kNumEngines; ++e) link(pe_scheduler.engine[size_t(e)], engines[e]->in);
-  // Every access to memory goes through the PE's bus.
+  // The engines, in the engine table's order.
+  for (int e = 0; e < kNumEngines; ++e) link(pe_scheduler.engine[size_t(e)], engines_[size_t(e)]->in);
+  // Every access to memory goes through the PE's bus: PE_CPU's, the
+  // engines' own paths past the TCM (PE_DMA's HBM side, PE_IPC's messages
+  // to other PEs' windows), then every engine's TCM port.
   link(pe_cpu.data, pe_bus.in);
-  link(pe_dma.mem, pe_bus.in);
-  link(pe_ipc.mem, pe_bus.in);  // messages to other PEs' IPC windows, HBM sources
+  for (auto& e : engines_)
+    if (tlm::tlm_initiator_socket<32>* m = e->mem_port()) link(*m, pe_bus.in);
   ipc_mailbox.set_self(place_.global);
-  pe_ipc.set_self(place_.global);
   pe_scheduler.set_pes(place_.pes());
   // Same-time work across PEs runs in the order of their global numbers
   // (models/util/instant_calendar.h).
   pe_scheduler.set_pe(place_.global);
   ipc_mailbox.set_pe(place_.global);
-  pe_ipc.set_pe(place_.global);
-  pe_dma.set_pe(place_.global);
+  for (auto& e : engines_) e->set_place(place_);
   if (place_.pes() > 1) table_.bound_to_slice();
-  // A RECV issues once its message is in.
-  pe_scheduler.set_recv_gate([this](uint32_t src) { return ipc_mailbox.message_ready(src); });
+  // PE_IPC's order: per peer in program order, a RECV once its message is in.
+  pe_scheduler.set_issue_policy(Engine::kIpc, &ipc_policy_);
   ipc_mailbox.on_arrival([this] { pe_scheduler.wake(Engine::kIpc); });
-  for (StageEngine* e : engines) {
+  for (auto& e : engines_) {
     link(e->data, pe_bus.in);
     if (cfg_.data_mode) e->set_data(&table_);
   }
-  link(pe_bus.out[0], pe_tcm.sram);
+  link(pe_bus.out[0], static_cast<PeTcm&>(engine(Engine::kTcm)).sram);
   pe_bus.out[1].bind(mem);  // hierarchical: the PE's own socket
   // Errors reach the registers first, so ERROR_CODE names the first cause
   // (a command's fault before the launch it fails).

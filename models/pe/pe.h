@@ -20,7 +20,9 @@
 //                           --doorbell--> pe_cpu         (launch a registered kernel)
 #pragma once
 
+#include <array>
 #include <functional>
+#include <memory>
 #include <string>
 
 #include <systemc>
@@ -29,14 +31,12 @@
 #include "models/config/pe_config.h"
 #include "models/interconnect/router.h"
 #include "models/pe/cpu/pe_cpu.h"
-#include "models/pe/engines/pe_dma.h"
-#include "models/pe/engines/pe_gemm.h"
-#include "models/pe/engines/pe_math.h"
-#include "models/pe/regs/pe_regs.h"
-#include "models/pe/scheduler/pe_scheduler.h"
-#include "models/pe/engines/pe_tcm.h"
+#include "models/pe/engines/stage_engine.h"
+#include "models/pe/ipc/ipc_issue_policy.h"
 #include "models/pe/ipc/ipc_mailbox.h"
 #include "models/pe/ipc/pe_ipc.h"
+#include "models/pe/regs/pe_regs.h"
+#include "models/pe/scheduler/pe_scheduler.h"
 #include "models/isa/pe_place.h"
 #include "models/isa/tensor_table.h"
 #include "models/trace/op_log.h"
@@ -71,7 +71,7 @@ class Pe : public sc_core::sc_module {
   const PePlace& place() const { return place_; }
   OpLog& op_log() { return log_; }
   TensorTable& tensors() { return table_; }
-  uint64_t tcm_data_bytes() const { return pe_tcm.stored_bytes(); }  // data mode's TCM allocation
+  uint64_t tcm_data_bytes() const;  // data mode's TCM allocation
   // A kernel a DOORBELL write can launch: returns its index.
   uint32_t register_kernel(const std::string& name, Kernel kernel) {
     return pe_regs.register_kernel(name, std::move(kernel));
@@ -96,12 +96,20 @@ class Pe : public sc_core::sc_module {
   PeCpu pe_cpu;
   PeScheduler pe_scheduler;
   PeRegs pe_regs;
-  PeDma pe_dma;
-  PeGemm pe_gemm;
-  PeMath pe_math;
-  PeTcm pe_tcm;
-  IpcMailbox ipc_mailbox;  // before pe_ipc, which takes it
-  PeIpc pe_ipc;
+  IpcMailbox ipc_mailbox;  // PE_IPC's receive side; before the engines (PE_IPC takes it)
+  // The engines, made from the engine table (models/trace/component_table.h)
+  // in its order, each named by its component ("pe_dma", ...).
+  using Engines = std::array<std::unique_ptr<StageEngine>, kNumEngines>;
+  StageEngine& engine(Engine e) { return *engines_[size_t(e)]; }
+  const StageEngine& engine(Engine e) const { return *engines_[size_t(e)]; }
+  PeIpc& pe_ipc() { return static_cast<PeIpc&>(engine(Engine::kIpc)); }
+  const PeIpc& pe_ipc() const { return static_cast<const PeIpc&>(engine(Engine::kIpc)); }
+
+ private:
+  Engines engines_;
+  IpcIssuePolicy ipc_policy_;  // PE_SCHEDULER's issue policy for PE_IPC
+
+ public:
   Router pe_bus;
 };
 

@@ -30,7 +30,7 @@ std::string ipc_wait(const std::vector<Pe*>& pes, const IpcWait& w, uint32_t fro
   std::string s = "waits in SendCmd #" + std::to_string(w.cmd_id) + " for a slot in PE " + std::to_string(w.peer) +
                   "'s IPC queue";
   if (const Pe* to = find_pe(pes, w.peer)) {
-    s += " (" + std::to_string(to->pe_ipc.slots_taken(from)) + " of " + std::to_string(to->pe_ipc.queue_depth()) +
+    s += " (" + std::to_string(to->pe_ipc().slots_taken(from)) + " of " + std::to_string(to->pe_ipc().queue_depth()) +
          " taken by PE " + std::to_string(from) + ")";
   }
   return s;
@@ -43,15 +43,15 @@ std::string deadlock_report(const std::vector<Pe*>& pes) {
   for (const Pe* pe : pes) {
     if (!pe || !pe->pe_cpu.busy()) continue;
     std::string what;
-    IpcWait w = pe->pe_ipc.wait_state();
+    IpcWait w = pe->pe_ipc().wait_state();
     if (w.kind == IpcWait::kNone) {
       // A RECV PE_SCHEDULER holds back until its message is in.
-      if (const Stage* r = pe->pe_scheduler.gated_recv()) {
+      if (const Stage* r = pe->pe_scheduler.held_stage(Engine::kIpc)) {
         w.kind = IpcWait::kMessage;
         w.cmd_id = r->cmd_id;
         w.peer = r->peer;
         w.bytes = r->bytes;
-        w.arrived_bytes = pe->pe_ipc.arrived_bytes(r->peer, &w.header_arrived);
+        w.arrived_bytes = pe->pe_ipc().arrived_bytes(r->peer, &w.header_arrived);
       }
     }
     if (w.kind != IpcWait::kNone) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <functional>
 #include <memory>
+#include <type_traits>
 #include <variant>
 
 #include "models/tl/tl.h"
@@ -25,10 +26,7 @@ using cmdstream::Stream;
 
 // Replaces every stream ID in a command by its live handle.
 Command with_handles(Command cmd, const std::function<Handle(Handle)>& h) {
-  std::visit(overloaded{[&](DmaReadCmd& c) { c.dst = h(c.dst), c.src = h(c.src); },
-                        [&](DmaWriteCmd& c) { c.dst = h(c.dst), c.src = h(c.src); },
-                        [&](CopyCmd& c) { c.dst = h(c.dst), c.src = h(c.src); },
-                        [&](GemmCmd& c) { c.a = h(c.a), c.b = h(c.b), c.out = h(c.out); },
+  std::visit(overloaded{
                         [&](MathCmd& c) {
                           for (Handle& o : c.operands) o = h(o);
                           c.out = h(c.out);
@@ -45,8 +43,14 @@ Command with_handles(Command cmd, const std::function<Handle(Handle)>& h) {
                           for (Handle& r : c.rw_handles) r = h(r);
                         },
                         [&](CpuOverheadCmd&) {},
-                        [&](SendCmd& c) { c.src = h(c.src); },
-                        [&](RecvCmd& c) { c.dst = h(c.dst); }},
+                        [&](auto& c) {  // fixed fields: each handle field
+                          using T = std::decay_t<decltype(c)>;
+                          static_assert(has_fields_v<T>, "commands.h: a command lists its fields or has its own case here");
+                          for_each_field<T>([&](const auto& f) {
+                            if constexpr (std::is_same_v<field_member_t<decltype(f)>, Handle>)
+                              c.*(f.member) = h(c.*(f.member));
+                          });
+                        }},
              cmd);
   return cmd;
 }

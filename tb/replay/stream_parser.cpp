@@ -5,6 +5,8 @@
 #include <limits>
 #include <memory>
 #include <set>
+#include <type_traits>
+#include <variant>
 
 #include "tb/replay/command_stream.h"  // StreamError
 #include "tb/replay/stream_text.h"
@@ -200,6 +202,37 @@ class Parser {
     return e;
   }
 
+  // A command of fixed fields (command_fields.h): its keyword, then each
+  // field as key=value (a flag as its bare key), in any order.
+  template <class T>
+  bool fixed_fields_of(const std::vector<std::string>& t) {
+    if (t[0] != T::kKeyword) return false;
+    std::set<std::string> keys, flags;
+    for_each_field<T>([&](const auto& fd) {
+      (std::is_same_v<field_member_t<decltype(fd)>, bool> ? flags : keys).insert(fd.key);
+    });
+    const auto f = keyed(fields(t, 1), keys, flags);
+    T c;
+    for_each_field<T>([&](const auto& fd) {
+      using M = field_member_t<decltype(fd)>;
+      M& v = c.*(fd.member);
+      if constexpr (std::is_same_v<M, Handle>) v = ref_field(f, fd.key);
+      else if constexpr (std::is_same_v<M, bool>) v = f.count(fd.key) > 0;
+      else v = number<M>(required(f, fd.key), fd.key);
+    });
+    add(Command(std::move(c)));
+    return true;
+  }
+  template <class... Ts>
+  bool fixed_fields(const std::vector<std::string>& t, std::variant<Ts...>*) {
+    const auto one = [&](auto* type) {
+      using T = std::remove_pointer_t<decltype(type)>;
+      if constexpr (has_fields_v<T>) return fixed_fields_of<T>(t);
+      else return false;
+    };
+    return (one(static_cast<Ts*>(nullptr)) || ...);
+  }
+
   void expect_args(const std::vector<std::string>& t, size_t n, const char* usage) const {
     if (t.size() < n) fail(std::string("missing field, expected '") + usage + "'");
   }
@@ -218,40 +251,7 @@ class Parser {
     }
     if (stream_.sections.empty()) fail("'" + shorten(kw) + "' before the first 'kernel' line");
     if (kw == "tensor") return tensor(t);
-    if (kw == "dma_read" || kw == "dma_write" || kw == "copy") {
-      const auto f = keyed(fields(t, 1), {"dst", "src"});
-      const Handle dst = ref_field(f, "dst");
-      const Handle src = ref_field(f, "src");
-      if (kw == "dma_read") add(Command(DmaReadCmd{dst, src}));
-      else if (kw == "dma_write") add(Command(DmaWriteCmd{dst, src}));
-      else add(Command(CopyCmd{dst, src}));
-      return;
-    }
-    if (kw == "send") {
-      const auto f = keyed(fields(t, 1), {"src", "dst_pe"});
-      add(Command(SendCmd{ref_field(f, "src"), number<uint32_t>(required(f, "dst_pe"), "dst_pe")}));
-      return;
-    }
-    if (kw == "recv") {
-      const auto f = keyed(fields(t, 1), {"dst", "src_pe"});
-      add(Command(RecvCmd{ref_field(f, "dst"), number<uint32_t>(required(f, "src_pe"), "src_pe")}));
-      return;
-    }
-    if (kw == "gemm") {
-      const auto f = keyed(fields(t, 1), {"out", "a", "b", "m", "n", "k"},
-                           {"transpose_b", "accumulate"});
-      GemmCmd c;
-      c.out = ref_field(f, "out");
-      c.a = ref_field(f, "a");
-      c.b = ref_field(f, "b");
-      c.m = number<int64_t>(required(f, "m"), "m");
-      c.n = number<int64_t>(required(f, "n"), "n");
-      c.k = number<int64_t>(required(f, "k"), "k");
-      c.transpose_b = f.count("transpose_b") > 0;
-      c.accumulate = f.count("accumulate") > 0;
-      add(Command(std::move(c)));
-      return;
-    }
+    if (fixed_fields(t, static_cast<Command*>(nullptr))) return;
     if (kw == "math") {
       expect_args(t, 2, "math OP out=ID ...");
       MathCmd c;

@@ -3,6 +3,7 @@
 #include "tb/replay/command_stream.h"
 
 #include <cstdio>
+#include <type_traits>
 #include <variant>
 
 #include "models/util/overloaded.h"
@@ -44,12 +45,7 @@ void StreamRecorder::on_tensor(const TensorDesc& d, const std::string& name) {
 void StreamRecorder::on_command(const Command& cmd) {
   std::visit(
       overloaded{
-          [&](const DmaReadCmd& c) { out_ << "dma_read dst=" << id(c.dst) << " src=" << id(c.src) << "\n"; },
-          [&](const DmaWriteCmd& c) {
-            out_ << "dma_write dst=" << id(c.dst) << " src=" << id(c.src) << "\n";
-          },
-          [&](const CopyCmd& c) { out_ << "copy dst=" << id(c.dst) << " src=" << id(c.src) << "\n"; },
-          [&](const GemmCmd& c) {
+          [&](const GemmCmd& c) {  // out first, as a person reads "out = a @ b"
             out_ << "gemm out=" << id(c.out) << " a=" << id(c.a) << " b=" << id(c.b) << " m=" << c.m
                  << " n=" << c.n << " k=" << c.k << (c.transpose_b ? " transpose_b" : "")
                  << (c.accumulate ? " accumulate" : "") << "\n";
@@ -83,8 +79,19 @@ void StreamRecorder::on_command(const Command& cmd) {
             out_ << "end\n";
           },
           [&](const CpuOverheadCmd& c) { out_ << "cycles " << c.cycles << "\n"; },
-          [&](const SendCmd& c) { out_ << "send src=" << id(c.src) << " dst_pe=" << c.dst << "\n"; },
-          [&](const RecvCmd& c) { out_ << "recv dst=" << id(c.dst) << " src_pe=" << c.src << "\n"; }},
+          [&](const auto& c) {  // fixed fields: KEYWORD key=value ..., a flag bare when set
+            using T = std::decay_t<decltype(c)>;
+            static_assert(has_fields_v<T>, "commands.h: a command lists its fields or has its own case here");
+            out_ << T::kKeyword;
+            for_each_field<T>([&](const auto& f) {
+              using M = field_member_t<decltype(f)>;
+              const M& v = c.*(f.member);
+              if constexpr (std::is_same_v<M, Handle>) out_ << " " << f.key << "=" << id(v);
+              else if constexpr (std::is_same_v<M, bool>) out_ << (v ? " " : "") << (v ? f.key : "");
+              else out_ << " " << f.key << "=" << v;
+            });
+            out_ << "\n";
+          }},
       cmd);
 }
 

@@ -95,7 +95,7 @@ uint64_t peak_rss_kb() {
 std::string undelivered_messages(const std::vector<Pe*>& pes) {
   std::string out;
   for (Pe* pe : pes) {
-    const std::string left = pe->pe_ipc.undelivered();
+    const std::string left = pe->pe_ipc().undelivered();
     if (left.empty()) continue;
     out += std::string(out.empty() ? "" : "; ") + pe->name() + " holds messages no recv took: " + left;
   }

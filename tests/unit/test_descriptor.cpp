@@ -7,9 +7,13 @@
 #include <nlohmann/json.hpp>
 #include <systemc>
 
+#include <algorithm>
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <set>
+#include <type_traits>
+#include <variant>
 #include <string>
 #include <vector>
 
@@ -57,6 +61,85 @@ TEST(Descriptor, SingleOpCommandsAreTheirLogicalBytes) {
   EXPECT_EQ(bytes_of(SendCmd{7, 1}).size(), 16u);
   const std::vector<uint8_t> want = {9, 0xef, 0xcd, 0xab, 8, 7, 6, 5, 4, 3, 2, 1, 0x44, 0x33, 0x22, 0x11};
   EXPECT_EQ(bytes_of(RecvCmd{0x0102030405060708, 0x11223344}, 0xabcdef), want);
+}
+
+TEST(Descriptor, TypeBytesArePinned) {
+  // The wire format: a type's byte never moves (a new command goes last).
+  EXPECT_EQ(desc::type_byte<DmaReadCmd>(), 1);
+  EXPECT_EQ(desc::type_byte<DmaWriteCmd>(), 2);
+  EXPECT_EQ(desc::type_byte<GemmCmd>(), 3);
+  EXPECT_EQ(desc::type_byte<MathCmd>(), 4);
+  EXPECT_EQ(desc::type_byte<CopyCmd>(), 5);
+  EXPECT_EQ(desc::type_byte<CompositeCmd>(), 6);
+  EXPECT_FALSE(desc::has_descriptor<CpuOverheadCmd>());  // 7: never written (docs/cost-model.md D5)
+  EXPECT_EQ(desc::type_byte<SendCmd>(), 8);
+  EXPECT_EQ(desc::type_byte<RecvCmd>(), 9);
+}
+
+// Each field of a command of fixed fields set to its own value (flags
+// alternate), so a field the layout drops or swaps shows.
+template <class T>
+T filled(int seed) {
+  T c;
+  int n = seed;
+  for_each_field<T>([&](const auto& f) {
+    using M = field_member_t<decltype(f)>;
+    if constexpr (std::is_same_v<M, Handle>) c.*(f.member) = Handle(0x1000) * Handle(n) + Handle(n);
+    else if constexpr (std::is_same_v<M, bool>) c.*(f.member) = n % 2 == 1;
+    else c.*(f.member) = M(n * 3 + 1);
+    ++n;
+  });
+  return c;
+}
+
+template <class T>
+void expect_fields_round_trip() {
+  for (int seed : {1, 2}) {
+    const T c = filled<T>(seed);
+    SCOPED_TRACE(command_name<T>());
+    const std::vector<uint8_t> b = bytes_of(c, 5);
+    EXPECT_EQ(b.size(), c.logical_bytes());
+    EXPECT_EQ(b[0], desc::type_byte<T>());
+    const desc::Decoded d = desc::decode(b.data(), b.size());
+    ASSERT_TRUE(std::holds_alternative<T>(d.cmd));
+    const T& back = std::get<T>(d.cmd);
+    for_each_field<T>([&](const auto& f) { EXPECT_EQ(back.*(f.member), c.*(f.member)) << f.key; });
+    // Handle access follows the fields' access (GemmCmd adds out when accumulating).
+    const HandleAccess a = handle_access(Command(c));
+    for_each_field<T>([&](const auto& f) {
+      if constexpr (std::is_same_v<field_member_t<decltype(f)>, Handle>) {
+        const std::vector<Handle>& list = f.access == Access::kRead ? a.reads : a.writes;
+        EXPECT_NE(std::find(list.begin(), list.end(), c.*(f.member)), list.end()) << f.key;
+      }
+    });
+  }
+}
+
+template <class... Ts>
+void every_command_of_fields(std::variant<Ts...>*) {
+  int tested = 0;
+  const auto one = [&](auto* type) {
+    using T = std::remove_pointer_t<decltype(type)>;
+    if constexpr (has_fields_v<T>) {
+      expect_fields_round_trip<T>();
+      ++tested;
+    }
+  };
+  (one(static_cast<Ts*>(nullptr)), ...);
+  EXPECT_EQ(tested, 6);  // dma_read, dma_write, gemm, copy, send, recv
+}
+
+TEST(Descriptor, EveryCommandOfFixedFieldsRoundTripsFieldForField) {
+  every_command_of_fields(static_cast<Command*>(nullptr));
+}
+
+TEST(Descriptor, CommandKeywordsAreDistinctAndNamedInTheTable) {
+  std::set<std::string> seen;
+  for (int t = 0; t < kNumCommandTypes; ++t) {
+    EXPECT_TRUE(seen.insert(kCommandKeywords[t]).second) << kCommandKeywords[t];
+    EXPECT_EQ(command_type_index(kCommandTypes[t].name), t);
+  }
+  EXPECT_EQ(seen.size(), std::size(kCommandKeywords));
 }
 
 TEST(Descriptor, FieldsLandWhereTheLayoutSays) {
@@ -185,7 +268,7 @@ TEST(Descriptor, MalformedBytesAreRefusedSayingWhereAndWhat) {
       {std::vector<uint8_t>(read.begin(), read.end() - 1), "descriptor of 19 bytes ends inside src (byte 12, 8 bytes needed)"},
       {longer, "descriptor of 21 bytes: its fields end at byte 20 (a descriptor is exactly its logical bytes)"},
       {bad_type, "descriptor type 10 is unknown (1 dma_read, 2 dma_write, 3 gemm, 4 math, 5 copy, 6 composite, 8 send, 9 recv)"},
-      {flag, "descriptor byte 42: a gemm flag is 0 or 1"},
+      {flag, "descriptor byte 40: transpose_b is a flag, 0 or 1, not 2"},
       {opcode, "descriptor byte 5: math opcode 200 is no MathOp (0-13)"},
       {arity, "descriptor byte 6: exp takes 1 operands, not 2"},
       {snan, "descriptor byte 23: a math extra is a signaling NaN (0x7f800001); a NaN here must be quiet (bit 22 set)"},

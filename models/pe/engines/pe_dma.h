@@ -45,6 +45,8 @@ class PeDma : public StageEngine {
   PeDma(sc_core::sc_module_name name, const PeConfig& cfg);
   // Its place among the PEs at an instant (models/util/instant_calendar.h).
   void set_pe(uint32_t pe) { initiator_.set_pe(pe); }
+  void set_place(const PePlace& place) override { set_pe(place.global); }
+  tlm::tlm_initiator_socket<32>* mem_port() override { return &mem; }
 
  protected:
   uint64_t cycles_of(const Stage& s) const override { return dma_cycles(cfg_, s); }

@@ -24,6 +24,7 @@
 #include <tlm_utils/simple_target_socket.h>
 
 #include "models/config/pe_config.h"
+#include "models/isa/pe_place.h"
 #include "models/util/clock.h"
 #include "models/pe/stage/command_data.h"
 #include "models/pe/engines/data_port.h"
@@ -39,6 +40,12 @@ class StageEngine : public sc_core::sc_module {
   StageEngine(sc_core::sc_module_name name, const PeConfig& cfg);
   // Data mode: the engines compute values, naming tensors through `table`.
   void set_data(const TensorTable* table) { table_ = table; }
+  // Where the engine's PE sits; an engine that orders its work among the
+  // PEs' (the instant calendar) or names its PE overrides it.
+  virtual void set_place(const PePlace& place) { (void)place; }
+  // The engine's own path to memory past the TCM (the PE binds it to its
+  // bus), or null: most engines reach only the TCM, through `data`.
+  virtual tlm::tlm_initiator_socket<32>* mem_port() { return nullptr; }
 
  protected:
   // The stage's cycles: the engine's formula.

@@ -72,6 +72,11 @@ class PeIpc : public StageEngine {
   void set_pe(uint32_t pe) { initiator_.set_pe(pe); }
   // This PE's global number (the HEADER's source, the DATA port it writes).
   void set_self(uint32_t global) { self_ = global; }
+  void set_place(const PePlace& place) override {
+    set_self(place.global);
+    set_pe(place.global);
+  }
+  tlm::tlm_initiator_socket<32>* mem_port() override { return &mem; }
 
   IpcWait wait_state() const;
   // The mailbox's state, where the deadlock report and the run's end ask

@@ -51,16 +51,6 @@ void PeScheduler::end_of_elaboration() {
 }
 
 namespace {
-// desc::Type is the Command alternative's position + 1 (descriptor.h).
-static_assert(std::is_same_v<std::variant_alternative_t<size_t(desc::Type::kDmaRead) - 1, Command>, DmaReadCmd>);
-static_assert(std::is_same_v<std::variant_alternative_t<size_t(desc::Type::kDmaWrite) - 1, Command>, DmaWriteCmd>);
-static_assert(std::is_same_v<std::variant_alternative_t<size_t(desc::Type::kGemm) - 1, Command>, GemmCmd>);
-static_assert(std::is_same_v<std::variant_alternative_t<size_t(desc::Type::kMath) - 1, Command>, MathCmd>);
-static_assert(std::is_same_v<std::variant_alternative_t<size_t(desc::Type::kCopy) - 1, Command>, CopyCmd>);
-static_assert(std::is_same_v<std::variant_alternative_t<size_t(desc::Type::kComposite) - 1, Command>, CompositeCmd>);
-static_assert(std::is_same_v<std::variant_alternative_t<size_t(desc::Type::kSend) - 1, Command>, SendCmd>);
-static_assert(std::is_same_v<std::variant_alternative_t<size_t(desc::Type::kRecv) - 1, Command>, RecvCmd>);
-
 // The completion id in a write's framing (bytes 1-3), 0 when it has none.
 uint32_t framed_id(const unsigned char* data, unsigned len) {
   return len >= 4 ? uint32_t(data[1]) | uint32_t(data[2]) << 8 | uint32_t(data[3]) << 16 : 0;
@@ -341,12 +331,8 @@ void PeScheduler::accept(uint64_t id, const Command& cmd) {
   f.blockers = 0;
   f.waiters.clear();
   f.plan.start(id, cmd, table_, cfg_);  // docs/cost-model.md D5: no time
-  auto next_of = [](std::vector<uint64_t>& counts, uint32_t peer) {
-    if (counts.size() <= peer) counts.resize(size_t(peer) + 1, 0);
-    return counts[peer]++;
-  };
-  if (const auto* sd = std::get_if<SendCmd>(&cmd)) f.ipc_seq = next_of(sends_accepted_, sd->dst);
-  else if (const auto* rv = std::get_if<RecvCmd>(&cmd)) f.ipc_seq = next_of(recvs_accepted_, rv->src);
+  for (IssuePolicy* p : policy_)
+    if (p && p->accepted(cmd, &f.stamp)) break;  // one policy orders a command at most
   if (cfg_.data_mode) f.data = std::make_unique<CommandData>(cmd);
 
   handle_access(cmd, access_);
@@ -383,7 +369,7 @@ void PeScheduler::queue_ready(InFlight& f) {
     const Stage& s = f.plan.stage(slot);
     const int e = int(s.engine);
     ready_[e].push({f.id, s.seq, slot, &f});
-    if (s.engine == Engine::kIpc) ipc_recheck_ = true;
+    if (policy_[e]) recheck_ |= 1u << e;
     // An idle engine takes its oldest ready stage at a step's issue phase:
     // the step under way's, or one delta later once it has passed it.
     if (!busy_[e]) request_step();
@@ -439,8 +425,8 @@ void PeScheduler::issue_next(Engine e) {
   auto& ready = ready_[int(e)];
   if (busy_[int(e)] || ready.empty() || faulted_) return;
   Issued& is = issued_[int(e)];
-  if (e == Engine::kIpc) {
-    if (!pick_ipc(&is.r)) return;
+  if (policy_[int(e)]) {
+    if (!pick_by_policy(e, &is.r)) return;
   } else {
     is.r = ready.top();
     ready.pop();
@@ -463,29 +449,23 @@ void PeScheduler::issue_next(Engine e) {
   // Else TLM_ACCEPTED: the engine answers with BEGIN_RESP (nb_transport_bw).
 }
 
-bool PeScheduler::pick_ipc(Ready* out) {
-  auto& ready = ready_[int(Engine::kIpc)];
-  auto at = [](std::vector<uint64_t>& counts, uint32_t peer) -> uint64_t& {
-    if (counts.size() <= peer) counts.resize(size_t(peer) + 1, 0);
-    return counts[peer];
-  };
+bool PeScheduler::pick_by_policy(Engine e, Ready* out) {
+  auto& ready = ready_[int(e)];
+  IssuePolicy& policy = *policy_[int(e)];
   skipped_.clear();
-  gated_recv_ = nullptr;
+  held_[int(e)] = nullptr;
   bool found = false;
   while (!ready.empty()) {
     const Ready r = ready.top();
     ready.pop();
     const Stage& s = r.f->plan.stage(r.slot);
-    const bool send = s.kind == RecordKind::kSend;
-    uint64_t& issued = at(send ? sends_issued_ : recvs_issued_, s.peer);
-    const bool in_order = r.f->ipc_seq == issued;
-    if (in_order && (send || !recv_gate_ || recv_gate_(s.peer))) {
-      ++issued;
+    const IssuePolicy::Verdict v = policy.offer(s, r.f->stamp);
+    if (v == IssuePolicy::Verdict::kIssue) {
       *out = r;
       found = true;
       break;
     }
-    if (!send && in_order && !gated_recv_) gated_recv_ = &s;
+    if (v == IssuePolicy::Verdict::kHeld && !held_[int(e)]) held_[int(e)] = &s;
     skipped_.push_back(r);
   }
   // Newest first: each is then older than every queued stage and goes
@@ -564,7 +544,7 @@ void PeScheduler::finish_issued(Engine e) {
   InFlight& f = *is.r.f;
   busy_[int(e)] = false;
   timed_ &= ~(1u << int(e));
-  if (e == Engine::kIpc) ipc_recheck_ = true;  // the next SEND / RECV in program order may go
+  if (policy_[int(e)]) recheck_ |= 1u << int(e);  // its next stage in the policy's order may go
   signal_change();
   log_stage(e, f.plan.stage(is.r.slot), is.start_ps);
   if (StreamingStats* st = log_.stats()) st->engine_busy(now_ps(), int(e), false);
@@ -593,9 +573,9 @@ void PeScheduler::step() {
   phase_ = StepPhase::kIssue;
   for (int e = 0; e < kNumEngines && !faulted_; ++e) {
     if (busy_[e] || ready_[e].empty()) continue;
-    if (e == int(Engine::kIpc)) {
-      if (!ipc_recheck_) continue;  // nothing changed for its held stages
-      ipc_recheck_ = false;
+    if (policy_[e]) {
+      if (!(recheck_ & (1u << e))) continue;  // nothing changed for its held stages
+      recheck_ &= ~(1u << e);
     }
     issue(Engine(e));
   }

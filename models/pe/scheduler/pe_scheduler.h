@@ -72,6 +72,7 @@
 #include "models/isa/queue.h"
 #include "models/isa/register_map.h"
 #include "models/pe/stage/command_data.h"
+#include "models/pe/stage/issue_policy.h"
 #include "models/pe/scheduler/hazard_scoreboard.h"
 #include "models/pe/scheduler/ready_queue.h"
 #include "models/pe/stage/stage.h"
@@ -132,17 +133,19 @@ class PeScheduler : public sc_core::sc_module {
   void set_pes(uint32_t pes) { pes_ = pes; }
   // Its place among the PEs at an instant (models/util/instant_calendar.h).
   void set_pe(uint32_t pe) { step_.set_pe(pe); }
-  // PE_IPC: sends to one PE and recvs from one PE issue
-  // in program order, and a RECV issues only once `recv_gate(src)` says its
-  // message is in, so a RECV never holds PE_IPC waiting. wake(e) looks
-  // for a stage to issue again (PE_IPC: a message arrived).
-  void set_recv_gate(std::function<bool(uint32_t src)> g) { recv_gate_ = std::move(g); }
+  // Engine e's issue policy (models/pe/stage/issue_policy.h; null: the
+  // oldest ready stage first), kept alive by the caller while the
+  // simulation runs. Set before sc_start.
+  void set_issue_policy(Engine e, IssuePolicy* p) { policy_[int(e)] = p; }
+  // Offers engine e's held stages again (its policy: what held them may
+  // have changed, e.g. a RECV's message arrived).
   void wake(Engine e) {
-    if (e == Engine::kIpc) ipc_recheck_ = true;
+    recheck_ |= 1u << int(e);
     if (!busy_[int(e)]) request_step();
   }
-  // The oldest RECV held back at the last issue attempt (null: none).
-  const Stage* gated_recv() const { return gated_recv_; }
+  // Engine e's oldest stage its policy held (IssuePolicy::kHeld) at the
+  // last issue attempt (null: none).
+  const Stage* held_stage(Engine e) const { return held_[int(e)]; }
   size_t occupancy() const { return inflight_; }
   // A descriptor write held by a full queue (deadlock report).
   bool writer_blocked() const { return blocked_writers_ > 0 || next_pending() != nullptr; }
@@ -169,7 +172,7 @@ class PeScheduler : public sc_core::sc_module {
     uint32_t blockers = 0;   // earlier conflicting commands not yet complete
     std::vector<InFlight*> waiters;  // later commands blocked on this one
     std::unique_ptr<CommandData> data;  // data mode only
-    uint64_t ipc_seq = 0;  // SEND / RECV: its place among those to / from its peer
+    uint64_t stamp = 0;  // an issue policy's (IssuePolicy::accepted)
   };
   // A ready stage: the oldest command's first, then the plan's order.
   struct Ready {
@@ -223,7 +226,7 @@ class PeScheduler : public sc_core::sc_module {
   void request_step();   // a step one delta later, unless the step under way has yet to issue
   void issue(Engine e);  // the step's issue phase
   void issue_next(Engine e);
-  bool pick_ipc(Ready* r);  // the oldest ready PE_IPC stage that may issue
+  bool pick_by_policy(Engine e, Ready* r);  // the oldest ready stage engine e's policy lets go
   void fail(uint64_t cmd_id, const char* cmd_type, const std::exception& e);
   void complete_issued(Engine e);  // the step's completion phase
   void finish_issued(Engine e);
@@ -244,10 +247,10 @@ class PeScheduler : public sc_core::sc_module {
   enum class StepPhase : uint8_t { kNone, kComplete, kIssue };
   bool faulted_ = false;  // stopped by a fault (the launch failed)
   StepPhase phase_ = StepPhase::kNone;
-  // PE_IPC's ready stages may be held (program order, recv gate): they are
-  // looked at again only when something that could let one go happened (a
-  // stage queued, a wake, a PE_IPC completion), not at every instant.
-  bool ipc_recheck_ = false;
+  // An engine with a policy may hold ready stages: bit e set, its stages
+  // are offered again at the next issue phase (a stage of e queued or
+  // completed, a wake), not at every instant.
+  uint32_t recheck_ = 0;
   bool signals_ = false;
   bool busy_[kNumEngines] = {};
   // When each busy engine's stage ends, once the engine has answered; bit
@@ -298,11 +301,9 @@ class PeScheduler : public sc_core::sc_module {
   sc_core::sc_event abandoned_;  // after a fault: the last abandoned stage's end
   Incoming nb_in_;        // scratch of nb_transport_fw (swapped into a Pending)
   uint64_t last_id_ = 0;  // the last accepted command id (unwrapping completion ids)
-  // Per peer: SENDs / RECVs accepted and issued (program order per peer).
-  std::vector<uint64_t> sends_accepted_, sends_issued_, recvs_accepted_, recvs_issued_;
-  std::function<bool(uint32_t)> recv_gate_;
-  std::vector<Ready> skipped_;
-  const Stage* gated_recv_ = nullptr;
+  IssuePolicy* policy_[kNumEngines] = {};
+  const Stage* held_[kNumEngines] = {};
+  std::vector<Ready> skipped_;  // scratch of pick_by_policy
   sc_core::sc_event slot_freed_;
   sc_core::sc_event drained_;
   sc_core::sc_event changed_;
