@@ -126,7 +126,7 @@ void every_command_of_fields(std::variant<Ts...>*) {
     }
   };
   (one(static_cast<Ts*>(nullptr)), ...);
-  EXPECT_EQ(tested, 6);  // dma_read, dma_write, gemm, copy, send, recv
+  EXPECT_GE(tested, 6);  // at least dma_read, dma_write, gemm, copy, send, recv
 }
 
 TEST(Descriptor, EveryCommandOfFixedFieldsRoundTripsFieldForField) {
