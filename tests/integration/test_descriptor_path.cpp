@@ -249,7 +249,7 @@ TEST(MalformedDescriptors, EachGetsAnErrorResponseAReportAndTheHookAndTheSimulat
         const CommandExtension* ext = nullptr;
       };
       std::vector<uint8_t> unknown = load(11), longer = load(12), shorter = load(13), flag;
-      unknown[0] = 10;  // 9 is RecvCmd
+      unknown[0] = 0xEE;  // past the last command type
       longer.push_back(0);
       shorter.pop_back();
       GemmCmd g{kDst, kDst, kDst, 64, 64, 64, false, false};
@@ -322,7 +322,7 @@ TEST(MalformedDescriptors, EachGetsAnErrorResponseAReportAndTheHookAndTheSimulat
     EXPECT_EQ(c.at("id"), c.at("expected_id"));
     EXPECT_EQ(c.at("report"), c.at("what"));
   }
-  EXPECT_THAT(cases[0].at("what").get<std::string>(), HasSubstr("descriptor type 10 is unknown"));
+  EXPECT_THAT(cases[0].at("what").get<std::string>(), HasSubstr("descriptor type 238 is unknown"));
   EXPECT_THAT(cases[3].at("what").get<std::string>(), HasSubstr("outside the tensor table"));
   EXPECT_THAT(cases[4].at("what").get<std::string>(), HasSubstr("entry 5"));
   EXPECT_THAT(cases[7].at("what").get<std::string>(), HasSubstr("ADR-0064 D7"));
