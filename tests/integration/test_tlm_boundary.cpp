@@ -94,10 +94,11 @@ void expect_clean(const nlohmann::json& j, size_t launches) {
   ASSERT_FALSE(j.contains("error")) << j.dump();
   EXPECT_EQ(j["violations"].get<uint64_t>(), 0u) << j["first"].dump(1);
   EXPECT_EQ(j["launches"].get<size_t>(), launches);
-  // 17 bindings: cmd, PE_REGS's queue (idle here), five stage
-  // links, PE_CPU's, PE_DMA's and PE_IPC's memory sockets, five engines'
-  // data sockets, the bus to TCM, and mem (PE_IPC's idle here).
-  EXPECT_EQ(j["transactions"].size(), 17u) << j["transactions"].dump(1);
+  // The bindings: cmd, PE_REGS's queue (idle here), a stage link per
+  // engine, PE_CPU's, PE_DMA's and PE_IPC's memory sockets, a data socket
+  // per engine, the bus to TCM, and mem (PE_IPC's idle here): 17 for five
+  // engines.
+  EXPECT_EQ(j["transactions"].size(), size_t(2 + kNumEngines + 3 + kNumEngines + 2)) << j["transactions"].dump(1);
   EXPECT_EQ(j["transactions"]["pe.pe_regs.queue -> pe.pe_scheduler.in"].get<uint64_t>(), 0u);
 }
 
