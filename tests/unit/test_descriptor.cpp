@@ -239,7 +239,7 @@ TEST(Descriptor, FieldsThatDoNotFitAreRefusedAtEncode) {
 
 struct Malformed {
   std::vector<uint8_t> bytes;
-  const char* message;
+  std::string message;
 };
 
 TEST(Descriptor, MalformedBytesAreRefusedSayingWhereAndWhat) {
@@ -268,7 +268,7 @@ TEST(Descriptor, MalformedBytesAreRefusedSayingWhereAndWhat) {
       {std::vector<uint8_t>(read.begin(), read.end() - 1), "descriptor of 19 bytes ends inside src (byte 12, 8 bytes needed)"},
       {longer, "descriptor of 21 bytes: its fields end at byte 20 (a descriptor is exactly its logical bytes)"},
       {flag, "descriptor byte 40: transpose_b is a flag, 0 or 1, not 2"},
-      {opcode, "descriptor byte 5: math opcode 200 is no MathOp (0-13)"},
+      {opcode, "descriptor byte 5: math opcode 200 is no MathOp (0-" + std::to_string(kNumMathOps - 1) + ")"},
       {arity, "descriptor byte 6: exp takes 1 operands, not 2"},
       {snan, "descriptor byte 23: a math extra is a signaling NaN (0x7f800001); a NaN here must be quiet (bit 22 set)"},
   };
