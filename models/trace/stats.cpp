@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "models/util/json_fields.h"
+
 namespace kb {
 
 namespace {
@@ -391,6 +393,74 @@ WindowStats window_from_json(const nlohmann::json& j) {
   uint64_t busy[kNumComponents];
   for (int c = 0; c < kNumComponents; ++c) busy[c] = w.components[c].busy_ps;
   w.verdict = make_verdict(busy, w.span_ps());
+  return w;
+}
+
+// The compact form: the fields in order (stats.h).
+nlohmann::json window_fields(const WindowStats& w) {
+  nlohmann::json a = {w.name, w.start_ps, w.end_ps};
+  for (const ComponentStats& c : w.components) {
+    a.push_back(c.busy_ps);
+    a.push_back(c.utilisation);
+    a.push_back(c.records);
+  }
+  for (const KindStats& k : w.kinds) {
+    for (uint64_t v : {k.count, k.busy_ps, k.bytes, k.elements}) a.push_back(v);
+  }
+  for (const TypeStats& t : w.by_type) {
+    a.push_back(t.commands);
+    a.push_back(t.logical_bytes);
+  }
+  a.push_back(w.commands);
+  a.push_back(w.logical_bytes);
+  a.push_back(w.dispatch_cycles_exact);
+  for (uint64_t v : {w.dispatch_cycles_charged, w.dispatch_ps, w.cpu_cycles_ps, w.stall_ps, w.stalls,
+                     w.exposed_dispatch_ps, w.engines_idle_ps})
+    a.push_back(v);
+  a.push_back(w.occupancy_mean);
+  a.push_back(w.occupancy_max);
+  a.push_back(w.queue_full_ps);
+  return a;
+}
+
+WindowStats window_from_fields(const nlohmann::json& j) {
+  JsonFields f(j);
+  WindowStats w;
+  w.name = f.next();
+  w.start_ps = f.next();
+  w.end_ps = f.next();
+  for (ComponentStats& c : w.components) {
+    c.busy_ps = f.next();
+    c.utilisation = f.next();
+    c.records = f.next();
+  }
+  for (KindStats& k : w.kinds) {
+    k.count = f.next();
+    k.busy_ps = f.next();
+    k.bytes = f.next();
+    k.elements = f.next();
+  }
+  for (TypeStats& t : w.by_type) {
+    t.commands = f.next();
+    t.logical_bytes = f.next();
+  }
+  w.commands = f.next();
+  w.logical_bytes = f.next();
+  w.dispatch_cycles_exact = f.next();
+  w.dispatch_cycles_charged = f.next();
+  w.dispatch_ps = f.next();
+  w.cpu_cycles_ps = f.next();
+  w.stall_ps = f.next();
+  w.stalls = f.next();
+  w.exposed_dispatch_ps = f.next();
+  w.engines_idle_ps = f.next();
+  w.occupancy_mean = f.next();
+  w.occupancy_max = f.next();
+  w.queue_full_ps = f.next();
+  f.end();
+  uint64_t busy[kNumComponents];
+  for (int c = 0; c < kNumComponents; ++c) busy[c] = w.components[c].busy_ps;
+  w.verdict = make_verdict(busy, w.span_ps());  // as finish_window (models/trace/stats.cpp)
   return w;
 }
 

@@ -146,6 +146,12 @@ nlohmann::json to_json(const WindowStats& w);
 nlohmann::json to_json(const RunStats& s);
 RunStats run_stats_from_json(const nlohmann::json& j);
 WindowStats window_from_json(const nlohmann::json& j);
+// A window as a flat array of its fields in order, and back (the verdict
+// made again from the figures): the compact form that crosses a fork
+// (tb/run/result_codec.h), where a keyed object per launch costs several
+// times as long.
+nlohmann::json window_fields(const WindowStats& w);
+WindowStats window_from_fields(const nlohmann::json& j);
 
 // Writing a JSON document with an element per launch without holding it in
 // memory (100 k launches make documents of gigabytes).

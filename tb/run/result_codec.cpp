@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "models/trace/stats.h"
+#include "models/util/json_fields.h"
 
 namespace kb {
 
@@ -109,26 +110,9 @@ LaunchResult launch_from_json(const nlohmann::json& jl) {
 nlohmann::json sample_json(const CounterSample& s) { return {s.time_ps, s.value}; }
 CounterSample sample_from_json(const nlohmann::json& j) { return {j.at(0), j.at(1)}; }
 
-// The per-launch lines across the fork ('L', 'W'): flat arrays of the
-// structs' fields in order (tb/run/result_codec.h).
-class Fields {
- public:
-  explicit Fields(const nlohmann::json& j) : j_(j) {
-    if (!j.is_array()) throw std::runtime_error("expected an array of fields");
-  }
-  const nlohmann::json& next() { return j_.at(i_++); }
-  void end() const {
-    if (i_ != j_.size()) {
-      throw std::runtime_error(std::to_string(j_.size()) + " fields where " + std::to_string(i_) +
-                               " were expected");
-    }
-  }
-
- private:
-  const nlohmann::json& j_;
-  size_t i_ = 0;
-};
-
+// A launch across the fork ('L'): a flat array of its fields in order
+// (tb/run/result_codec.h); its statistics window ('W') is the statistics'
+// own compact form (window_fields, models/trace/stats.h).
 nlohmann::json launch_fields(const LaunchResult& l) {
   nlohmann::json a = {l.kernel, l.start_ps, l.end_ps, l.commands};
   for (uint64_t n : l.commands_by_type) a.push_back(n);
@@ -143,7 +127,7 @@ nlohmann::json launch_fields(const LaunchResult& l) {
 }
 
 LaunchResult launch_from_fields(const nlohmann::json& j) {
-  Fields f(j);
+  JsonFields f(j);
   LaunchResult l;
   l.kernel = f.next();
   l.start_ps = f.next();
@@ -163,72 +147,6 @@ LaunchResult launch_from_fields(const nlohmann::json& j) {
   return l;
 }
 
-nlohmann::json window_fields(const WindowStats& w) {
-  nlohmann::json a = {w.name, w.start_ps, w.end_ps};
-  for (const ComponentStats& c : w.components) {
-    a.push_back(c.busy_ps);
-    a.push_back(c.utilisation);
-    a.push_back(c.records);
-  }
-  for (const KindStats& k : w.kinds) {
-    for (uint64_t v : {k.count, k.busy_ps, k.bytes, k.elements}) a.push_back(v);
-  }
-  for (const TypeStats& t : w.by_type) {
-    a.push_back(t.commands);
-    a.push_back(t.logical_bytes);
-  }
-  a.push_back(w.commands);
-  a.push_back(w.logical_bytes);
-  a.push_back(w.dispatch_cycles_exact);
-  for (uint64_t v : {w.dispatch_cycles_charged, w.dispatch_ps, w.cpu_cycles_ps, w.stall_ps, w.stalls,
-                     w.exposed_dispatch_ps, w.engines_idle_ps})
-    a.push_back(v);
-  a.push_back(w.occupancy_mean);
-  a.push_back(w.occupancy_max);
-  a.push_back(w.queue_full_ps);
-  return a;
-}
-
-WindowStats window_from_fields(const nlohmann::json& j) {
-  Fields f(j);
-  WindowStats w;
-  w.name = f.next();
-  w.start_ps = f.next();
-  w.end_ps = f.next();
-  for (ComponentStats& c : w.components) {
-    c.busy_ps = f.next();
-    c.utilisation = f.next();
-    c.records = f.next();
-  }
-  for (KindStats& k : w.kinds) {
-    k.count = f.next();
-    k.busy_ps = f.next();
-    k.bytes = f.next();
-    k.elements = f.next();
-  }
-  for (TypeStats& t : w.by_type) {
-    t.commands = f.next();
-    t.logical_bytes = f.next();
-  }
-  w.commands = f.next();
-  w.logical_bytes = f.next();
-  w.dispatch_cycles_exact = f.next();
-  w.dispatch_cycles_charged = f.next();
-  w.dispatch_ps = f.next();
-  w.cpu_cycles_ps = f.next();
-  w.stall_ps = f.next();
-  w.stalls = f.next();
-  w.exposed_dispatch_ps = f.next();
-  w.engines_idle_ps = f.next();
-  w.occupancy_mean = f.next();
-  w.occupancy_max = f.next();
-  w.queue_full_ps = f.next();
-  f.end();
-  uint64_t busy[kNumComponents];
-  for (int c = 0; c < kNumComponents; ++c) busy[c] = w.components[c].busy_ps;
-  w.verdict = make_verdict(busy, w.span_ps());  // as finish_window (models/trace/stats.cpp)
-  return w;
-}
 
 // The run's figures but not its per-launch, per-record or per-sample lists.
 nlohmann::json header_json(const RunResult& r) {
