@@ -198,7 +198,7 @@ bool HostDriver::run_gqa_tile() {
                     kb::math_op(kb::MathOp::kScale, kb::OpScope::kTile, s, {s}, {{"factor", scale}})},
                    {s.handle}));
   const kb::CompositeCmd merge = composite(kb::softmax_merge_ops(s, V, st, x), {st.l.handle, st.o.handle});
-  std::printf("driver softmax_merge composite: %u bytes (ADR-0064 D2 logical_bytes %u)\n",
+  std::printf("driver softmax_merge composite: %u bytes (docs/cost-model.md D2 logical_bytes %u)\n",
               unsigned(kb::desc::encode(merge, 0).size()), merge.logical_bytes());
   submit(merge);
   submit(math(kb::MathOp::kDivBcast, out_t, {st.o.handle, st.l.handle}));

@@ -96,18 +96,18 @@ const Entry kSchema[] = {
     // docs/cost-model.md D4: dispatch cost-model knobs (cycle domain).
     {"pe.attrs.pe_cost_model.fixed_per_cmd_cycles", Kind::kUint, kCycles,
      KB_FIELD(cost_model.fixed_per_cmd_cycles),
-     "FIXED cost of a CompositeCmd, cycles (ADR-0064 D3)"},
+     "FIXED cost of a CompositeCmd, cycles (docs/cost-model.md D3)"},
     {"pe.attrs.pe_cost_model.fixed_per_single_op_cmd_cycles", Kind::kUint, kCycles,
      KB_FIELD(cost_model.fixed_per_single_op_cmd_cycles),
-     "FIXED cost of a single-op command, cycles (ADR-0064 D8)"},
+     "FIXED cost of a single-op command, cycles (docs/cost-model.md D8)"},
     {"pe.attrs.pe_cost_model.byte_cycles_recip", Kind::kFloat, F(0, 1000),
      KB_FIELD(cost_model.byte_cycles_recip),
-     "R, dispatch cycles per logical byte (ADR-0064 D3)"},
+     "R, dispatch cycles per logical byte (docs/cost-model.md D3)"},
     // D7: the cap splits larger composites; zero would admit nothing. A
     // command's logical bytes are a 32-bit count (docs/cost-model.md D2).
     {"pe.attrs.pe_cost_model.max_composite_logical_bytes", Kind::kUint, U(1, 4294967295u),
      KB_FIELD(cost_model.max_composite_logical_bytes),
-     "cap on one CompositeCmd's logical bytes, bytes (ADR-0064 D7)"},
+     "cap on one CompositeCmd's logical bytes, bytes (docs/cost-model.md D7)"},
     {"pe.attrs.cpu.descriptor_extension", Kind::kBool, {}, KB_FIELD(cpu.descriptor_extension),
      "PE_CPU attaches the decoded command to each descriptor write (a fast path; the bytes are written either way)"},
     {"pe.attrs.scheduler.queue_depth", Kind::kUint, U(1, 4096),

@@ -72,7 +72,7 @@ void check_composite_cap(const CompositeCmd& cmd, const CostModelConfig& cm,
         "kernel '" + kernel_name + "': composite '" + cmd.name + "' is " +
         std::to_string(bytes) + " logical bytes, over the cap of " +
         std::to_string(cm.max_composite_logical_bytes) +
-        " (pe.attrs.pe_cost_model.max_composite_logical_bytes, ADR-0064 D7);"
+        " (pe.attrs.pe_cost_model.max_composite_logical_bytes, docs/cost-model.md D7);"
         " split it into smaller composites");
   }
 }

@@ -325,7 +325,7 @@ TEST(MalformedDescriptors, EachGetsAnErrorResponseAReportAndTheHookAndTheSimulat
   EXPECT_THAT(cases[0].at("what").get<std::string>(), HasSubstr("descriptor type 238 is unknown"));
   EXPECT_THAT(cases[3].at("what").get<std::string>(), HasSubstr("outside the tensor table"));
   EXPECT_THAT(cases[4].at("what").get<std::string>(), HasSubstr("entry 5"));
-  EXPECT_THAT(cases[7].at("what").get<std::string>(), HasSubstr("ADR-0064 D7"));
+  EXPECT_THAT(cases[7].at("what").get<std::string>(), HasSubstr("docs/cost-model.md D7"));
   EXPECT_EQ(cases.back().at("valid_ok").get<int>(), 3);
   EXPECT_EQ(j.at("completed").get<uint64_t>(), 3u);
   const uint64_t wrap = uint64_t(1) << 24;

@@ -326,7 +326,7 @@ TEST(KernelErrorReport, CompositeOverTheD7CapEndsTheLaunchOnly) {
   EXPECT_THAT(failed.error, HasSubstr("kernel 'failing': composite 'too_big' is "));
   EXPECT_THAT(failed.error, HasSubstr("logical bytes, over the cap of 64 "
                                       "(pe.attrs.pe_cost_model.max_composite_logical_bytes, "
-                                      "ADR-0064 D7)"));
+                                      "docs/cost-model.md D7)"));
   EXPECT_EQ(failed.commands, 1u);  // the fill; the composite was refused
 }
 

@@ -1,3 +1,3 @@
-// Help text kept as it is:
-    {"x", "FIXED cost of a CompositeCmd, cycles (ADR-0064 D3)"},
-    // ADR-0064 D4: not a string literal, so refused.
+// A help text cites the project's own documents, as comments do:
+    {"x", "FIXED cost of a CompositeCmd, cycles (docs/cost-model.md D3)"},
+    // ADR-0064 D4: refused.
