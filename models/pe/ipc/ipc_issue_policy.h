@@ -16,6 +16,9 @@ namespace kb {
 class IpcIssuePolicy : public IssuePolicy {
  public:
   explicit IpcIssuePolicy(const IpcMailbox& mailbox) : mailbox_(mailbox) {}
+  uint32_t command_types() const override {
+    return 1u << command_index_v<SendCmd> | 1u << command_index_v<RecvCmd>;
+  }
   bool accepted(const Command& cmd, uint64_t* stamp) override;
   Verdict offer(const Stage& s, uint64_t stamp) override;
 

@@ -331,8 +331,12 @@ void PeScheduler::accept(uint64_t id, const Command& cmd) {
   f.blockers = 0;
   f.waiters.clear();
   f.plan.start(id, cmd, table_, cfg_);  // docs/cost-model.md D5: no time
-  for (IssuePolicy* p : policy_)
-    if (p && p->accepted(cmd, &f.stamp)) break;  // one policy orders a command at most
+  if (ordered_types_ & 1u << cmd.index()) {
+    for (uint32_t m = policed_; m != 0; m &= m - 1) {
+      IssuePolicy& p = *policy_[__builtin_ctz(m)];
+      if ((p.command_types() & 1u << cmd.index()) && p.accepted(cmd, &f.stamp)) break;  // one policy at most
+    }
+  }
   if (cfg_.data_mode) f.data = std::make_unique<CommandData>(cmd);
 
   handle_access(cmd, access_);
@@ -369,7 +373,7 @@ void PeScheduler::queue_ready(InFlight& f) {
     const Stage& s = f.plan.stage(slot);
     const int e = int(s.engine);
     ready_[e].push({f.id, s.seq, slot, &f});
-    if (policy_[e]) recheck_ |= 1u << e;
+    recheck_ |= policed_ & 1u << e;
     // An idle engine takes its oldest ready stage at a step's issue phase:
     // the step under way's, or one delta later once it has passed it.
     if (!busy_[e]) request_step();
@@ -425,7 +429,7 @@ void PeScheduler::issue_next(Engine e) {
   auto& ready = ready_[int(e)];
   if (busy_[int(e)] || ready.empty() || faulted_) return;
   Issued& is = issued_[int(e)];
-  if (policy_[int(e)]) {
+  if (policed_ & 1u << int(e)) {
     if (!pick_by_policy(e, &is.r)) return;
   } else {
     is.r = ready.top();
@@ -544,7 +548,7 @@ void PeScheduler::finish_issued(Engine e) {
   InFlight& f = *is.r.f;
   busy_[int(e)] = false;
   timed_ &= ~(1u << int(e));
-  if (policy_[int(e)]) recheck_ |= 1u << int(e);  // its next stage in the policy's order may go
+  recheck_ |= policed_ & 1u << int(e);  // its next stage in the policy's order may go
   signal_change();
   log_stage(e, f.plan.stage(is.r.slot), is.start_ps);
   if (StreamingStats* st = log_.stats()) st->engine_busy(now_ps(), int(e), false);
@@ -573,8 +577,8 @@ void PeScheduler::step() {
   phase_ = StepPhase::kIssue;
   for (int e = 0; e < kNumEngines && !faulted_; ++e) {
     if (busy_[e] || ready_[e].empty()) continue;
-    if (policy_[e]) {
-      if (!(recheck_ & (1u << e))) continue;  // nothing changed for its held stages
+    if (policed_ & 1u << e) {
+      if (!(recheck_ & 1u << e)) continue;  // nothing changed for its held stages
       recheck_ &= ~(1u << e);
     }
     issue(Engine(e));

@@ -136,7 +136,13 @@ class PeScheduler : public sc_core::sc_module {
   // Engine e's issue policy (models/pe/stage/issue_policy.h; null: the
   // oldest ready stage first), kept alive by the caller while the
   // simulation runs. Set before sc_start.
-  void set_issue_policy(Engine e, IssuePolicy* p) { policy_[int(e)] = p; }
+  void set_issue_policy(Engine e, IssuePolicy* p) {
+    policy_[int(e)] = p;
+    policed_ = p ? policed_ | 1u << int(e) : policed_ & ~(1u << int(e));
+    ordered_types_ = 0;
+    for (const IssuePolicy* q : policy_)
+      if (q) ordered_types_ |= q->command_types();
+  }
   // Offers engine e's held stages again (its policy: what held them may
   // have changed, e.g. a RECV's message arrived).
   void wake(Engine e) {
@@ -251,6 +257,8 @@ class PeScheduler : public sc_core::sc_module {
   // are offered again at the next issue phase (a stage of e queued or
   // completed, a wake), not at every instant.
   uint32_t recheck_ = 0;
+  uint32_t policed_ = 0;        // bit e: engine e has an issue policy
+  uint32_t ordered_types_ = 0;  // bit t: a policy orders Command alternative t
   bool signals_ = false;
   bool busy_[kNumEngines] = {};
   // When each busy engine's stage ends, once the engine has answered; bit
@@ -295,7 +303,7 @@ class PeScheduler : public sc_core::sc_module {
     StageWord word;                 // the payload's data
   };
   Issued issued_[kNumEngines];
-  static_assert(kNumEngines <= 32);
+  static_assert(kNumEngines <= 32 && std::variant_size_v<Command> <= 32);
   // An actor of the instant calendar (models/util/instant_calendar.h).
   InstantActor step_{InstantKind::kSchedulerStep, [this] { step(); }};
   sc_core::sc_event abandoned_;  // after a fault: the last abandoned stage's end

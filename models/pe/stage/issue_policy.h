@@ -28,7 +28,11 @@ class IssuePolicy {
     kHeld,   // its turn, but it waits for something outside (a RECV's message)
   };
   virtual ~IssuePolicy() = default;
-  // `cmd` accepted: true, with its stamp, if the policy orders it.
+  // The command types it orders: bit t for Command's alternative t
+  // (command_index_v). PE_SCHEDULER asks only those, once each is accepted.
+  virtual uint32_t command_types() const = 0;
+  // `cmd`, of one of those types, accepted: true, with its stamp, if the
+  // policy orders it.
   virtual bool accepted(const Command& cmd, uint64_t* stamp) = 0;
   virtual Verdict offer(const Stage& s, uint64_t stamp) = 0;
 };
