@@ -89,6 +89,10 @@ void SystemOutputs::apply(MeshRunSpec& spec) const {
   spec.vcd_path = vcd;
   spec.stats_path = stats;
   spec.timeout_s = timeout_s;
+  if (timeout_s > 0) {
+    spec.deadline = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                std::chrono::duration<double>(timeout_s));
+  }
 }
 
 std::string BenchParams::text(const std::string& name) const { return values_.at(name); }

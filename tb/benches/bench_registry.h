@@ -4,6 +4,8 @@
 // built-in benches are a table (tb/benches/builtin_benches.h).
 #pragma once
 
+#include <chrono>
+
 #include <functional>
 #include <map>
 #include <stdexcept>
@@ -47,8 +49,11 @@ class BenchParams {
 // Outputs a system bench writes for its one mesh run (tb/run/mesh_run.h).
 struct SystemOutputs {
   std::string oplog, trace, vcd, stats;
+  // > 0: the bench's mesh runs together end within this many s of `start`
+  // (--timeout bounds the whole run).
   double timeout_s = 0;
   TraceWindow trace_window;  // of the trace (models/trace/chrome_trace.h)
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
   bool any() const { return !oplog.empty() || !trace.empty() || !vcd.empty() || !stats.empty(); }
   // Into the spec of that mesh run: its outputs and timeout.
   void apply(MeshRunSpec& spec) const;

@@ -222,11 +222,6 @@ bool read_some(Child& c) {
   }
 }
 
-std::string seconds_text(double s) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", s);
-  return buf;
-}
 
 // Checks a running child between reads: its timeout, and whether it was
 // stopped. True when it was ended (c.error says why).
@@ -357,8 +352,8 @@ class JsonReader : public ResultReader {
 
 }  // namespace
 
-nlohmann::json run_function_isolated(const std::function<nlohmann::json()>& f) {
-  Outcome o = std::move(run_children({[&f](ResultWriter& out) { out.line('R', f()); }}, {0.0}, 1,
+nlohmann::json run_function_isolated(const std::function<nlohmann::json()>& f, double timeout_s) {
+  Outcome o = std::move(run_children({[&f](ResultWriter& out) { out.line('R', f()); }}, {timeout_s}, 1,
                                      [] { return std::make_unique<JsonReader>(); }, {})
                             .at(0));
   if (!o.error.empty()) return nlohmann::json{{"error", o.error}};
@@ -366,6 +361,12 @@ nlohmann::json run_function_isolated(const std::function<nlohmann::json()>& f) {
     return nlohmann::json{{"error", std::string("the result could not be read: ") + o.read_error}};
   }
   return std::move(static_cast<JsonReader&>(*o.reader).j);
+}
+
+std::string seconds_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", s);
+  return buf;
 }
 
 }  // namespace kb

@@ -72,7 +72,12 @@ std::vector<Outcome> run_children(const std::vector<Producer>& produce,
 
 // Any function in a forked child, its JSON result returned (or
 // {"error": ...} if the child crashed). For measurements that need a
-// fresh process, such as the SystemC ceiling benchmark.
-nlohmann::json run_function_isolated(const std::function<nlohmann::json()>& f);
+// fresh process, such as the SystemC ceiling benchmark, or a mesh run.
+// timeout_s > 0 ends the child after that many wall-clock seconds
+// ({"error": "timed out after N s"}).
+nlohmann::json run_function_isolated(const std::function<nlohmann::json()>& f, double timeout_s = 0);
+
+// "1.5": seconds as the timeout messages write them.
+std::string seconds_text(double s);
 
 }  // namespace kb

@@ -238,7 +238,22 @@ MeshRunResult run_mesh_in_process(const MeshRunSpec& spec) {
 }
 
 MeshRunResult run_mesh_isolated(const MeshRunSpec& spec) {
-  return mesh_run_result_from_json(run_function_isolated([&spec] { return to_json(run_mesh_in_process(spec)); }));
+  double budget = spec.timeout_s;
+  if (spec.timeout_s > 0 && spec.deadline) {
+    budget = std::chrono::duration<double>(*spec.deadline - std::chrono::steady_clock::now()).count();
+    if (budget <= 0) {  // the bench's earlier runs took the whole limit
+      MeshRunResult r;
+      r.error = "timed out after " + seconds_text(spec.timeout_s) + " s";
+      return r;
+    }
+  }
+  MeshRunResult r =
+      mesh_run_result_from_json(run_function_isolated([&spec] { return to_json(run_mesh_in_process(spec)); }, budget));
+  // The child was given what was left of the limit; the message names the limit.
+  if (budget != spec.timeout_s && r.error == "timed out after " + seconds_text(budget) + " s") {
+    r.error = "timed out after " + seconds_text(spec.timeout_s) + " s";
+  }
+  return r;
 }
 
 }  // namespace kb

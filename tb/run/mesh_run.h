@@ -14,6 +14,9 @@
 // busy_ipc included.
 #pragma once
 
+#include <chrono>
+#include <optional>
+
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -38,7 +41,11 @@ struct MeshRunSpec {
   TraceWindow trace_window;     // the span the trace keeps
   std::string vcd_path;         // non-empty: VCD waveforms
   std::string stats_path;       // non-empty: the run's statistics as JSON (to_json, per PE and totals)
-  double timeout_s = 0;         // run_mesh_isolated: > 0 ends the child after this many s
+  // run_mesh_isolated: > 0 ends the child after this many s, or at
+  // `deadline` if that comes first (a bench's several mesh runs share one
+  // --timeout); the error names timeout_s.
+  double timeout_s = 0;
+  std::optional<std::chrono::steady_clock::time_point> deadline;
   bool lookahead = true;        // as RunSpec::lookahead (tb/run/runner.h)
 };
 

@@ -379,6 +379,37 @@ TEST(OutputsTimeout, SweepPointsTimeOutEach) {
   EXPECT_THAT(r.err, HasSubstr("point 2 failed: timed out after 1 s"));
 }
 
+// A mesh bench's runs (each a child of its own) are bounded too, and its
+// several mesh runs share the one limit.
+TEST(OutputsTimeout, MeshRunIsEndedAndLeavesNoFile) {
+  TempDir dir;
+  const std::string stats = dir.file("stats.json");
+  // A ring all-reduce of 24.8 M commands: about half a minute alone.
+  const CliResult r = run_cli({"run", "allreduce", "--param", "sizes=67108864", "--param", "algos=ring", "--param",
+                               "chunk_elems=256", "--timeout", "1", "--stats", stats});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("failed: ring 67108864 bytes: timed out after 1 s"));
+  EXPECT_EQ(entries(dir.file("")), std::vector<std::string>{}) << "no statistics, no temporary";
+}
+
+TEST(OutputsTimeout, MeshBenchRunsShareTheLimit) {
+  // Seven contexts x four cases of mesh runs, each under the limit alone:
+  // together they reach it, and the message names the limit, not what was left.
+  const CliResult r = run_cli({"run", "gqa-long-ctx", "--param", "contexts=8192,16384,32768,65536,131072,262144,524288",
+                               "--timeout", "1"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_THAT(r.err, HasSubstr(": timed out after 1 s"));
+  EXPECT_THAT(r.err, Not(HasSubstr("context 8192: timed out"))) << "the first run alone is far under the limit";
+}
+
+TEST(OutputsTimeout, SweepOfAMeshBenchTimesOutEachPoint) {
+  const CliResult r = run_cli({"sweep", "allreduce", "--param", "sizes=67108864", "--param", "algos=ring",
+                               "--param", "chunk_elems=256,512", "--timeout", "1"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("point 1 failed: ring 67108864 bytes: timed out after 1 s"));
+  EXPECT_THAT(r.err, HasSubstr("point 2 failed: ring 67108864 bytes: timed out after 1 s"));
+}
+
 TEST(OutputsTimeout, ReplayTakesTheOptionAndFinishesWithinIt) {
   const CliResult r = run_cli({"replay", kNonUtf8Stream, "--timeout", "600"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
