@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cerrno>
 #include <condition_variable>
 #include <cstdlib>
@@ -416,9 +417,27 @@ OutputFile::OutputFile(const std::string& path, const std::string& what, const s
     if (fd_ < 0) fail(std::strerror(errno));
   } else if (::stat(path.c_str(), &st) == 0) {
     if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) {
-      // A device or pipe: written in place, as `> /dev/null` would.
-      fd_ = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+      // A device or pipe: written in place, as `> /dev/null` would. A FIFO
+      // is opened without blocking, so one that nothing reads is refused
+      // instead of waiting for a reader for ever: a reader started just
+      // before (`reader fifo & kernbench ...`) has kFifoReaderWait to open
+      // its end. Its writes then block as a pipe's do.
+      const bool fifo = S_ISFIFO(st.st_mode);
+      const auto give_up = std::chrono::steady_clock::now() + kFifoReaderWait;
+      while ((fd_ = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | (fifo ? O_NONBLOCK : 0))) < 0 && fifo &&
+             errno == ENXIO && std::chrono::steady_clock::now() < give_up) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+      if (fd_ < 0 && fifo && errno == ENXIO) {
+        fail("a FIFO that no process reads (none opened it within " +
+             std::to_string(std::chrono::duration_cast<std::chrono::seconds>(kFifoReaderWait).count()) +
+             " s; start its reader first)");
+      }
       if (fd_ < 0) fail(std::strerror(errno));
+      if (fifo) {
+        const int flags = ::fcntl(fd_, F_GETFL);
+        if (flags < 0 || ::fcntl(fd_, F_SETFL, flags & ~O_NONBLOCK) < 0) fail(std::strerror(errno));
+      }
     } else if (S_ISDIR(st.st_mode)) {
       fail("is a directory");
     } else if (!S_ISREG(st.st_mode)) {

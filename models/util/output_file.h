@@ -5,6 +5,8 @@
 // leaves no half-written file under the final name. A symlink is written
 // through: its target is the file replaced. A character device or FIFO
 // (/dev/null, /dev/stdout, a pipe) is written directly, never renamed onto.
+// A FIFO that no process opens for reading within kFifoReaderWait is
+// refused (OutputError), never waited for without end.
 // /dev/stdout, /dev/stderr and /dev/fd/N write to the process's own file
 // descriptor, as a shell does (a rename would cut the link to a redirected
 // stdout). A directory or any other kind of file is refused. Every write,
@@ -21,12 +23,15 @@
 // caller waits for, has at most that much left to flush.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <ostream>
 #include <stdexcept>
 #include <string>
 
 namespace kb {
+
+constexpr std::chrono::milliseconds kFifoReaderWait{2000};
 
 struct OutputError : std::runtime_error {
   using std::runtime_error::runtime_error;

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <memory>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -26,5 +28,22 @@ std::string dump(const nlohmann::json& j);
 // any run (tb/run/output.h): a path that cannot be written fails at once
 // (exit 1).
 using kb::open_output;
+
+// A file a command line names: its option ("--trace"), the path, and
+// whether the command writes it.
+struct PathUse {
+  std::string option;
+  std::string path;  // empty: not given
+  bool output = true;
+};
+// Bad input (exit 2): two outputs on one file, or an output on a file the
+// command reads, so that no output is lost or an input overwritten.
+// Files are the same when their device and inode are (an existing file,
+// through any symlink or hard link) or their resolved paths are (a file not
+// there yet). Character devices (/dev/null, /dev/stdout) may be shared.
+struct PathClash : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+void check_distinct_paths(const std::vector<PathUse>& uses);
 
 }  // namespace kb::cli

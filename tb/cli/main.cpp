@@ -73,6 +73,9 @@ int main(int argc, char** argv) {
   } catch (const kb::StreamError& e) {
     std::cerr << "kernbench: " << e.what() << "\n";
     return kExitBadInput;
+  } catch (const kb::cli::PathClash& e) {
+    std::cerr << "kernbench: " << e.what() << "\n";
+    return kExitBadInput;
   } catch (const kb::OutputError& e) {  // an output of this process (--json, --csv, goldens)
     std::cerr << "kernbench: " << e.what() << "\n";
     return kExitRunFailed;

@@ -20,6 +20,10 @@ struct ReplayCommand {
 };
 
 int replay(const ReplayCommand& c) {
+  std::vector<PathUse> paths = {{"the stream", c.file, false}, {"--config", c.config.config, false},
+                                {"--oplog", c.oplog}, {"--json", c.json}};
+  for (const PathUse& u : c.outputs.uses()) paths.push_back(u);
+  check_distinct_paths(paths);
   const PeConfig cfg = load_pe_config(c.config.config, c.config.all_sets());
   RunSpec spec;
   spec.config = cfg;

@@ -50,6 +50,10 @@ int run_system(const Bench& bench, const BenchParams& p, const PeConfig& cfg, co
 }
 
 int run(const RunCommand& c) {
+  std::vector<PathUse> paths = {{"--config", c.config.config, false}, {"--oplog", c.oplog}, {"--json", c.json},
+                                {"--record", c.record}};
+  for (const PathUse& u : c.outputs.uses()) paths.push_back(u);
+  check_distinct_paths(paths);
   const PeConfig cfg = load_pe_config(c.config.config, c.config.all_sets());
   auto& registry = BenchRegistry::instance();
   const Bench& bench = registry.get(c.bench);

@@ -2,6 +2,10 @@
 // child writes (--trace, --vcd, --stats) and the report of a finished run.
 #pragma once
 
+#include <vector>
+
+#include "tb/cli/cli_util.h"
+
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -21,6 +25,10 @@ struct Outputs {
   TraceWindow trace_window;  // --trace-window
   bool no_summary = false;
   void apply(RunSpec& spec) const;
+  // --trace, --vcd, --stats, for check_distinct_paths (cli_util.h).
+  std::vector<PathUse> uses() const {
+    return {{"--trace", trace}, {"--vcd", vcd}, {"--stats", stats}};
+  }
 };
 
 void add_output_options(CLI::App* sub, Outputs& o);

@@ -187,6 +187,11 @@ int collect_sweep(const SweepRequest& rq) {
 }  // namespace
 
 int run_sweep(const SweepRequest& rq) {
+  check_distinct_paths({{"--config", rq.config, false},
+                        {"--csv", rq.csv},
+                        {"--emit-jobs", rq.emit_jobs},
+                        {"--emit-jobs's Slurm script", rq.emit_jobs.empty() ? "" : rq.emit_jobs + ".sbatch"},
+                        {"--point-json", rq.point_json}});
   if (!rq.collect.empty()) return collect_sweep(rq);
   auto& registry = kb::BenchRegistry::instance();
   const kb::Bench& bench = registry.get(rq.name);
