@@ -66,7 +66,9 @@ TEST(CommandTensors, CheckCommandFindsWhatTheCommandReadsAndWrites) {
       EXPECT_EQ(found.reads[i].desc, &t.table.at(access.reads[size_t(i)])) << command_type_name(cmd);
     }
     ASSERT_EQ(found.writes, !access.writes.empty()) << command_type_name(cmd);
-    if (found.writes) EXPECT_EQ(found.write.desc, &t.table.at(access.writes[0])) << command_type_name(cmd);
+    if (found.writes) {
+      EXPECT_EQ(found.write.desc, &t.table.at(access.writes[0])) << command_type_name(cmd);
+    }
   }
 }
 
