@@ -25,17 +25,8 @@ AllReduceAlgo algo_of(const std::string& name) {
 }
 
 std::vector<std::string> algos_of(const BenchParams& p) {
-  std::vector<std::string> out;
-  const std::string all = p.text("algos");
-  size_t start = 0;
-  while (start <= all.size()) {
-    const size_t comma = all.find(',', start);
-    const std::string a = all.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    algo_of(a);
-    out.push_back(a);
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
+  const std::vector<std::string> out = p.words("algos");
+  for (const std::string& a : out) algo_of(a);
   return out;
 }
 
@@ -70,6 +61,10 @@ nlohmann::json run_allreduce(const BenchParams& p, const PeConfig& cfg, const Sy
                      "(--param sizes=N --param algos=lrab)");
   }
   const uint64_t n = cfg.topology.pes();
+  if (n < 2) {  // its time, bandwidths and model ratio would all be 0/0
+    throw BenchError("allreduce: a collective needs at least 2 PEs; the topology has 1 (topology.mesh.h x "
+                     "topology.mesh.w cubes of topology.cube.pes PEs)");
+  }
   nlohmann::json figures;
   figures["mesh"] = {{"h", cfg.topology.mesh.h}, {"w", cfg.topology.mesh.w}, {"pes_per_cube", cfg.topology.cube.pes},
                      {"pes", n}};

@@ -61,15 +61,36 @@ int64_t BenchParams::integer(const std::string& name) const {
   return x;
 }
 
-std::vector<int64_t> BenchParams::integers(const std::string& name) const {
-  std::vector<int64_t> out;
+std::vector<std::string> BenchParams::words(const std::string& name) const {
+  std::vector<std::string> out;
   const std::string& all = values_.at(name);
   size_t start = 0;
   while (start <= all.size()) {
     const size_t comma = std::min(all.find(',', start), all.size());
-    BenchParams one(bench_, {{name, all.substr(start, comma - start)}});
-    out.push_back(one.integer(name));
+    std::string w = all.substr(start, comma - start);
+    if (std::find(out.begin(), out.end(), w) != out.end()) {
+      throw BenchError("bench '" + bench_ + "' parameter " + name + ": '" + w +
+                       "' is listed twice; expected distinct values");
+    }
+    out.push_back(std::move(w));
+    if (out.size() > kMaxListValues) {
+      throw BenchError("bench '" + bench_ + "' parameter " + name + ": more than " + std::to_string(kMaxListValues) +
+                       " values; split the list over several runs or a sweep");
+    }
     start = comma + 1;
+  }
+  return out;
+}
+
+std::vector<int64_t> BenchParams::integers(const std::string& name) const {
+  std::vector<int64_t> out;
+  for (const std::string& w : words(name)) {
+    const int64_t v = BenchParams(bench_, {{name, w}}).integer(name);
+    if (std::find(out.begin(), out.end(), v) != out.end()) {  // "64" and "064"
+      throw BenchError("bench '" + bench_ + "' parameter " + name + ": " + std::to_string(v) +
+                       " is listed twice; expected distinct values");
+    }
+    out.push_back(v);
   }
   return out;
 }

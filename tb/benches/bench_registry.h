@@ -36,7 +36,11 @@ class BenchParams {
       : bench_(std::move(bench)), values_(std::move(values)) {}
   const std::map<std::string, std::string>& values() const { return values_; }
   const std::string& bench() const { return bench_; }
-  std::vector<int64_t> integers(const std::string& name) const;  // comma-separated
+  // A comma-separated list: at most kMaxListValues values, each once
+  // (BenchError otherwise: a repeated value would run a point again).
+  static constexpr size_t kMaxListValues = 64;
+  std::vector<int64_t> integers(const std::string& name) const;
+  std::vector<std::string> words(const std::string& name) const;
   int64_t integer(const std::string& name) const;  // > 0
   std::string text(const std::string& name) const;
   Dtype dtype(const std::string& name) const;

@@ -113,14 +113,7 @@ Bench gemm_async_vs_composite_bench() {
      {"tile_k", "64", "K chunk of async_tiled"}},
     [](const BenchParams& p, const PeConfig&) {
       Launches out;
-      const std::vector<int64_t> ks = p.integers("ks");
-      for (size_t i = 0; i < ks.size(); ++i) {
-        // Launches and figures are keyed by K.
-        if (std::find(ks.begin(), ks.begin() + std::ptrdiff_t(i), ks[i]) != ks.begin() + std::ptrdiff_t(i)) {
-          throw BenchError("bench '" + p.bench() + "' parameter ks=" + p.text("ks") + ": K " +
-                           std::to_string(ks[i]) + " is listed twice; expected distinct values");
-        }
-      }
+      const std::vector<int64_t> ks = p.integers("ks");  // distinct: launches and figures are keyed by K
       for (int64_t k : ks) {
         GemmShape s;
         s.m = p.integer("m");

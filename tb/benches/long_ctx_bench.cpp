@@ -46,20 +46,12 @@ std::string valid_cases() {
 
 std::vector<LongCtxCase> cases_of(const BenchParams& p) {
   std::vector<LongCtxCase> out;
-  const std::string all = p.text("cases");
-  size_t start = 0;
-  while (start <= all.size()) {
-    const size_t comma = std::min(all.find(',', start), all.size());
-    const std::string name = all.substr(start, comma - start);
+  for (const std::string& name : p.words("cases")) {  // distinct, and at most kMaxListValues
     LongCtxCase c;
     if (!long_ctx_case_from_name(name, &c)) {
       throw BenchError("gqa-long-ctx: cases: unknown case '" + name + "'; expected one or more of " + valid_cases());
     }
-    if (std::find(out.begin(), out.end(), c) != out.end()) {
-      throw BenchError("gqa-long-ctx: cases: '" + name + "' is listed twice; expected distinct cases");
-    }
     out.push_back(c);
-    start = comma + 1;
   }
   return out;
 }

@@ -326,6 +326,8 @@ TEST(Cli, BenchParameterConstraintsAreBadInputBeforeTheRun) {
   TempDir dir;
   const std::string json = dir.file("out.json");
   const std::string max = std::to_string(std::numeric_limits<int64_t>::max() - 10);
+  std::string many_sizes = "4";  // 65 sizes: one over the cap (BenchParams::kMaxListValues)
+  for (int i = 2; i <= 65; ++i) many_sizes += "," + std::to_string(4 * i);
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{"gqa-decode", "--param", "q_heads=3"},
        "bench 'gqa-decode' parameters q_heads=3, kv_heads=8: expected q_heads a multiple of kv_heads"},
@@ -336,8 +338,20 @@ TEST(Cli, BenchParameterConstraintsAreBadInputBeforeTheRun) {
       {{"gemm-async-vs-composite", "--param", "ks=" + max, "--param", "m=1", "--param", "n=1"},
        "bench 'gemm-async-vs-composite' parameters k=" + max + ", tile_k=64: expected k + tile_k at most 2^63 - 1"},
       {{"gemm-async-vs-composite", "--param", "ks=512,1024,512"},
-       "bench 'gemm-async-vs-composite' parameter ks=512,1024,512: K 512 is listed twice; expected distinct "
-       "values"},
+       "bench 'gemm-async-vs-composite' parameter ks: '512' is listed twice; expected distinct values"},
+      {{"gemm-async-vs-composite", "--param", "ks=512,1024,0512"},
+       "bench 'gemm-async-vs-composite' parameter ks: 512 is listed twice; expected distinct values"},
+      {{"allreduce", "--param", "sizes=64,128,64"},
+       "bench 'allreduce' parameter sizes: '64' is listed twice; expected distinct values"},
+      {{"allreduce", "--param", "algos=ring,lrab,ring"},
+       "bench 'allreduce' parameter algos: 'ring' is listed twice; expected distinct values"},
+      {{"gqa-long-ctx", "--param", "contexts=8192,16384,8192"},
+       "bench 'gqa-long-ctx' parameter contexts: '8192' is listed twice; expected distinct values"},
+      {{"allreduce", "--param", "sizes=" + many_sizes},
+       "bench 'allreduce' parameter sizes: more than 64 values; split the list over several runs or a sweep"},
+      {{"allreduce", "--set", "topology.mesh.h=1", "--set", "topology.mesh.w=1", "--set", "topology.cube.pes=1"},
+       "allreduce: a collective needs at least 2 PEs; the topology has 1 (topology.mesh.h x topology.mesh.w cubes of "
+       "topology.cube.pes PEs)"},
   };
   for (const auto& [args, message] : cases) {
     std::vector<std::string> a = {"run"};
