@@ -11,6 +11,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <set>
 #include <sstream>
 #include <variant>
@@ -626,6 +627,10 @@ class FileLoader {
         fail(at(key), "duplicate key '" + cut(full) + "'");
       }
       if (const Entry* e = find_leaf(full)) {
+        // One key in two spellings (nested and dotted, or two dotted
+        // prefixes) is a duplicate too: the later would win silently.
+        const auto [first, added] = stored_.emplace(full, at(key));
+        if (!added) fail(at(key), "duplicate key '" + cut(full) + "' (first given at " + first->second + ")");
         // A missing value's mark is where the parser stopped (often the
         // next line), so point at the key instead.
         store_node(cfg_, *e, kv.second,
@@ -652,6 +657,7 @@ class FileLoader {
  private:
   const std::string& file_;
   PeConfig& cfg_;
+  std::map<std::string, std::string> stored_;  // each leaf's full key: where it was given
 };
 
 void load_file(const std::string& path, PeConfig& cfg) {

@@ -406,6 +406,23 @@ TEST(PeConfigErrors, DuplicateKey) {
               HasSubstr(kData + "duplicate_key.yaml:5: duplicate key 'pe.attrs.tile.m'"));
 }
 
+// One key in two spellings, nested and dotted or two dotted prefixes: the
+// later would win silently.
+TEST(PeConfigErrors, DuplicateKeyInAnySpelling) {
+  EXPECT_THAT(error_of(kData + "duplicate_key_nested_then_dotted.yaml"),
+              HasSubstr(kData + "duplicate_key_nested_then_dotted.yaml:4: duplicate key 'topology.mesh.h' (first given at " +
+                        kData + "duplicate_key_nested_then_dotted.yaml:3)"));
+  EXPECT_THAT(error_of(kData + "duplicate_key_two_prefixes.yaml"),
+              HasSubstr(kData + "duplicate_key_two_prefixes.yaml:4: duplicate key 'pe.attrs.tile.m' (first given at " +
+                        kData + "duplicate_key_two_prefixes.yaml:1)"));
+}
+
+TEST(PeConfigErrors, ABlockInTwoSpellingsMerges) {
+  const PeConfig cfg = load_pe_config(kData + "split_block.yaml");
+  EXPECT_EQ(cfg.topology.mesh.h, 3u);
+  EXPECT_EQ(cfg.topology.mesh.w, 2u);
+}
+
 TEST(PeConfigErrors, SetUnknownKey) {
   const std::string msg = error_of("", {"pe.attrs.tile.mm=32"});
   EXPECT_THAT(msg, HasSubstr("--set pe.attrs.tile.mm=32: unknown key 'pe.attrs.tile.mm'"));
