@@ -20,6 +20,21 @@ std::string shown(const std::string& s) {
   return s.size() <= 40 ? out : out + "... (" + std::to_string(s.size()) + " characters)";
 }
 
+std::string terminal_safe(const std::string& s) {
+  std::string out;
+  out.reserve(s.size());
+  for (const char ch : s) {
+    const unsigned char c = static_cast<unsigned char>(ch);
+    if (c < 0x20 || c == 0x7f) {
+      static const char kHex[] = "0123456789abcdef";
+      out += std::string("\\x") + kHex[c >> 4] + kHex[c & 15];
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+
 std::string dump(const nlohmann::json& j) {
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }

@@ -20,6 +20,10 @@ constexpr int kExitBadInput = 2;
 // A user's value in a message, cut short and on one line (control
 // characters and bytes from 0x7f escaped as \xNN).
 std::string shown(const std::string& s);
+// A message from outside the process (a point file's error) as one safe
+// line for a terminal: control characters and DEL escaped as \xNN, not cut;
+// other bytes (UTF-8) kept.
+std::string terminal_safe(const std::string& s);
 
 // JSON for the user's files: invalid UTF-8 in a name is replaced, not thrown on.
 std::string dump(const nlohmann::json& j);

@@ -160,7 +160,7 @@ int sweep_point(const SweepRequest& rq, const kb::Bench& bench, const Grid& grid
   out->commit();
   if (!p.error.empty()) {
     std::cerr << "kernbench: point " << p.index << " (row " << p.index + 1 << " of " << p.points
-              << ") failed: " << p.error << " (written to " << rq.point_json << ")\n";
+              << ") failed: " << terminal_safe(p.error) << " (written to " << rq.point_json << ")\n";
     return kExitRunFailed;
   }
   std::cout << "point " << p.index << " of " << p.points << " written to " << rq.point_json << "\n";

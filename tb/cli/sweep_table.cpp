@@ -63,7 +63,7 @@ int print_sweep(const Bench& bench, const std::vector<std::string>& header,
   for (size_t i = 0; i < points.size(); ++i) {
     if (!errors[i].empty()) {
       ++failures;
-      std::cerr << "kernbench: point " << i + 1 << " failed: " << errors[i] << "\n";
+      std::cerr << "kernbench: point " << i + 1 << " failed: " << terminal_safe(errors[i]) << "\n";
       continue;
     }
     for (const auto& [k, v] : point_cells[i]) {

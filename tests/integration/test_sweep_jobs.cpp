@@ -176,6 +176,28 @@ TEST(SweepJobs, AFailedPointCollectsAsTheLocalSweepReportsIt) {
   EXPECT_TRUE(read_file(collected_csv) == read_file(local_csv));
 }
 
+// A point file's error text is not ours: its control characters reach the
+// terminal escaped (an ESC could drive it).
+TEST(SweepJobs, ATamperedErrorReachesTheTerminalEscaped) {
+  TempDir dir;
+  const std::string jobs = dir.file("jobs.txt"), points = dir.file("points");
+  ASSERT_EQ(run_cli({"sweep", "softmax-merge", "--param", "tiles=1,2", "--param",
+                     "pe.attrs.pe_cost_model.max_composite_logical_bytes=300", "--emit-jobs", jobs, "--jobs-dir",
+                     points})
+                .exit_code,
+            0);
+  sh("while IFS= read -r line; do sh -c \"$line\"; done < " + q(jobs));
+  nlohmann::json j = nlohmann::json::parse(read_file(points + "/point-0.json"));
+  ASSERT_TRUE(j.contains("error"));
+  j["error"] = "bad \x1b[2J\x1b]0;owned\x07 text";
+  kb::test::write_file(points + "/point-0.json", j.dump());
+  const CliResult collect = run_cli({"sweep", "--collect", points});
+  EXPECT_EQ(collect.exit_code, 1);
+  EXPECT_EQ(collect.err.find('\x1b'), std::string::npos) << collect.err;
+  EXPECT_EQ(collect.err.find('\x07'), std::string::npos);
+  EXPECT_THAT(collect.err, HasSubstr("failed: bad \\x1b[2J\\x1b]0;owned\\x07 text"));
+}
+
 // A mesh bench (figures keyed by the swept size, so the points' columns
 // differ) collects as the local sweep too.
 TEST(SweepJobs, AMeshBenchCollectsAsTheLocalSweep) {
