@@ -58,7 +58,7 @@ INSTANTIATE_TEST_SUITE_P(EveryPair, TwoOutputsOnOnePath,
                                            Clash{"oplog_stats", "--oplog", "--stats"},
                                            Clash{"json_trace", "--json", "--trace"},
                                            Clash{"oplog_record", "--oplog", "--record"}),
-                         [](const auto& info) { return std::string(info.param.name); });
+                         [](const ::testing::TestParamInfo<Clash>& p) { return std::string(p.param.name); });
 
 TEST(OutputPaths, JsonOntoTheConfigLeavesTheConfigAsItWas) {
   TempDir dir;
