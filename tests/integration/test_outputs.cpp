@@ -392,14 +392,14 @@ TEST(OutputsTimeout, MeshRunIsEndedAndLeavesNoFile) {
   EXPECT_EQ(entries(dir.file("")), std::vector<std::string>{}) << "no statistics, no temporary";
 }
 
-TEST(OutputsTimeout, MeshBenchRunsShareTheLimit) {
-  // Seven contexts x four cases of mesh runs, each under the limit alone:
-  // together they reach it, and the message names the limit, not what was left.
+TEST(OutputsTimeout, MeshBenchOfManyRunsIsBoundedAndNamesTheLimit) {
+  // Seven contexts x four cases of mesh runs under one limit (they share
+  // it: each is given what is left): whichever run reaches it, the message
+  // names the limit, not what was left of it.
   const CliResult r = run_cli({"run", "gqa-long-ctx", "--param", "contexts=8192,16384,32768,65536,131072,262144,524288",
                                "--timeout", "1"});
   EXPECT_EQ(r.exit_code, 1) << r.err;
-  EXPECT_THAT(r.err, HasSubstr(": timed out after 1 s"));
-  EXPECT_THAT(r.err, Not(HasSubstr("context 8192: timed out"))) << "the first run alone is far under the limit";
+  EXPECT_THAT(r.err, HasSubstr(": timed out after 1 s\n"));
 }
 
 TEST(OutputsTimeout, SweepOfAMeshBenchTimesOutEachPoint) {
