@@ -2,16 +2,32 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string>
 
 namespace kb {
+
+namespace {
+std::string mib(uint64_t bytes) { return std::to_string((bytes + (1 << 20) - 1) >> 20) + " MiB"; }
+}  // namespace
+
+SparseMemory::~SparseMemory() { held_bytes_ -= pages_.size() * kPageBytes; }
 
 uint8_t* SparseMemory::page(uint64_t address, bool create) {
   auto it = pages_.find(address / kPageBytes);
   if (it != pages_.end()) return it->second.get();
   if (!create) return nullptr;
+  if (limit_bytes_ > 0 && held_bytes_ + kPageBytes > limit_bytes_) {
+    throw StorageLimitError("data mode: the memories' storage would pass its limit of " + mib(limit_bytes_) +
+                            " (" + mib(held_bytes_) +
+                            " held; the limit is --max-memory, or the memory this machine has, less the "
+                            "model's own; docs/cli.md, \"Memory limits\"): run a smaller size or fewer PEs, "
+                            "or without --data");
+  }
   auto p = std::make_unique<uint8_t[]>(kPageBytes);
   std::memset(p.get(), 0, kPageBytes);
-  return pages_.emplace(address / kPageBytes, std::move(p)).first->second.get();
+  uint8_t* at = pages_.emplace(address / kPageBytes, std::move(p)).first->second.get();
+  held_bytes_ += kPageBytes;
+  return at;
 }
 
 const uint8_t* SparseMemory::page(uint64_t address) const {

@@ -489,7 +489,18 @@ char* ChromeTrace::begin_event(size_t n) {
 
 void ChromeTrace::write_out() {
   out_.write(buf_.get(), std::streamsize(len_));
+  written_ += len_;
   len_ = 0;
+  if (warn_ && written_ > warn_bytes_) {
+    const auto warn = std::move(warn_);
+    warn_ = nullptr;
+    warn(written_);
+  }
+}
+
+void ChromeTrace::warn_past(uint64_t bytes, std::function<void(uint64_t)> warn) {
+  warn_bytes_ = bytes;
+  warn_ = std::move(warn);
 }
 
 void ChromeTrace::flush_if_full() {

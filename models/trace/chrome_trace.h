@@ -55,6 +55,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <ostream>
@@ -227,6 +228,11 @@ class TraceTrackProcess {
   std::vector<std::vector<Held>> held_;  // per track, a min-heap on start_ps
 };
 
+// A trace past this size is more than a browser's viewer opens (V8 caps a
+// string at about 512 MB); a run warns once when its trace passes it
+// (docs/observability.md, Trace windows for long runs).
+inline constexpr uint64_t kTraceWarnBytes = uint64_t(512) << 20;
+
 // The trace file: its opening, the processes' events, its closing.
 class ChromeTrace {
  public:
@@ -250,6 +256,11 @@ class ChromeTrace {
   size_t processes() const { return processes_.size() + track_processes_.size(); }
   // Closes the JSON document. Nothing may be added after.
   void finish();
+  // Bytes handed to the stream so far.
+  uint64_t bytes_written() const { return written_; }
+  // Calls `warn` once, with bytes_written(), when the bytes handed to the
+  // stream first pass `bytes` (kTraceWarnBytes).
+  void warn_past(uint64_t bytes, std::function<void(uint64_t written)> warn);
 
  private:
   friend class TraceProcess;
@@ -278,6 +289,9 @@ class ChromeTrace {
   std::vector<std::unique_ptr<TraceProcess>> processes_;
   std::vector<std::unique_ptr<TraceTrackProcess>> track_processes_;
   uint64_t next_flow_id_ = 1;
+  uint64_t written_ = 0;
+  uint64_t warn_bytes_ = 0;
+  std::function<void(uint64_t)> warn_;
 };
 
 }  // namespace kb

@@ -155,7 +155,14 @@ void OpLog::flush() {
 
 void OpLog::emit_instant() {
   if (instant_.size() > 1) std::sort(instant_.begin(), instant_.end(), canonical_less);
-  for (const OpRecord& r : instant_) emit(r);
+  emitting_ = true;
+  try {
+    for (const OpRecord& r : instant_) emit(r);
+  } catch (...) {
+    emitting_ = false;
+    throw;
+  }
+  emitting_ = false;
   instant_.clear();
   for (uint64_t id : done_) tell_command_done(id);
   done_.clear();

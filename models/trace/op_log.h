@@ -106,6 +106,22 @@ class OpLog {
   // order. begin_launch() and close() flush; so does time moving on. Call
   // it at the end of a run, before reading records() or the statistics.
   void flush();
+  // Passes on what has ended before `now_ps`: the held records of an
+  // earlier instant and a record added ahead that has ended. Nothing later
+  // is touched. Returns the earliest end a record passed on from now on can
+  // have: now_ps, or the held instant when the log is passing it on already
+  // (settle() called from one of its sinks). A reader merging several logs
+  // (a mesh's op log, tb/run/mesh_op_log.h) takes every record ending
+  // before the least of these as final.
+  uint64_t settle(uint64_t now_ps) {
+    if (emitting_) return instant_ps_;
+    if (has_ahead_ && ahead_.end_ps < now_ps) {
+      has_ahead_ = false;
+      add(ahead_);
+    }
+    if (!instant_.empty() && instant_ps_ < now_ps) emit_instant();
+    return now_ps;
+  }
   // Whether records are kept or streamed; when not, producers call
   // account() instead of building a record (the per-command fast path).
   bool wants_records() const { return wants_records_; }
@@ -184,6 +200,7 @@ class OpLog {
   uint64_t instant_ps_ = 0;        // the latest end time added
   OpRecord ahead_;                 // add_ahead()'s record
   bool has_ahead_ = false;
+  bool emitting_ = false;          // emit_instant() is passing records on
 };
 
 }  // namespace kb

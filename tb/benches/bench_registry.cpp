@@ -109,6 +109,11 @@ void SystemOutputs::apply(MeshRunSpec& spec) const {
   spec.trace_window = trace_window;
   spec.vcd_path = vcd;
   spec.stats_path = stats;
+  apply_limits(spec);
+}
+
+void SystemOutputs::apply_limits(MeshRunSpec& spec) const {
+  spec.max_memory_bytes = max_memory_bytes;
   spec.timeout_s = timeout_s;
   if (timeout_s > 0) {
     spec.deadline = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(

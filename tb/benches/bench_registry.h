@@ -57,10 +57,17 @@ struct SystemOutputs {
   // (--timeout bounds the whole run).
   double timeout_s = 0;
   TraceWindow trace_window;  // of the trace (models/trace/chrome_trace.h)
+  uint64_t max_memory_bytes = 0;  // --max-memory (tb/run/memory_limit.h); 0: what the machine has
   std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+  // system() checks its parameters and configuration, throws BenchError on
+  // bad input, and returns null without a run: a sweep finds every point's
+  // bad input before the first runs (--emit-jobs before any job exists).
+  bool check_only = false;
   bool any() const { return !oplog.empty() || !trace.empty() || !vcd.empty() || !stats.empty(); }
-  // Into the spec of that mesh run: its outputs and timeout.
+  // Into the spec of that mesh run: its outputs and limits.
   void apply(MeshRunSpec& spec) const;
+  // Into the spec of any of the bench's mesh runs: the limits only.
+  void apply_limits(MeshRunSpec& spec) const;
 };
 
 struct Bench {

@@ -153,6 +153,7 @@ nlohmann::json run_long_ctx(const BenchParams& p, const PeConfig& cfg, const Sys
     throw BenchError("gqa-long-ctx: --oplog, --trace, --vcd and --stats need one case and one context "
                      "(--param cases=cube_sp_pe_sp --param contexts=8192); they record the whole case's run");
   }
+  if (out.check_only) return nullptr;
   const uint64_t n = cfg.topology.pes();
   const double peak_Bps = double(n) * cfg.hbm_bytes_per_cycle() * cfg.clock_freq_ghz * 1e9;
   nlohmann::json figures;
@@ -183,7 +184,7 @@ nlohmann::json run_long_ctx(const BenchParams& p, const PeConfig& cfg, const Sys
       attention_only.merge = false;
       alone.kernel = [=](Tl& tl) { gqa_long_ctx(tl, c, s, attention_only); };
       alone.pes = {crit};
-      alone.timeout_s = out.timeout_s;
+      out.apply_limits(alone);
       const MeshRunResult a = run_mesh_isolated(alone);
       if (!a.ok) throw SystemRunError(what + ", attention alone on PE " + std::to_string(crit) + ": " + a.error);
 

@@ -16,6 +16,7 @@
 #include "tb/cli/subcommands.h"
 #include "tb/replay/command_stream.h"
 #include "tb/run/child_signals.h"
+#include "tb/run/memory_limit.h"
 
 // libsystemc.so references sc_main; kernbench drives SystemC from main().
 int sc_main(int, char**) { return 0; }
@@ -60,27 +61,32 @@ int main(int argc, char** argv) {
     const int code = app.exit(e);
     return code == 0 ? 0 : kExitBadInput;
   }
+  // Every message is one line a terminal shows as text: an input's bytes in
+  // it (a --param value, a file's key) are escaped (tb/cli/cli_util.h).
   try {
     for (const Subcommand& s : subcommands) {
       if (*s.app) return s.run();
     }
   } catch (const kb::ConfigError& e) {
-    std::cerr << "kernbench: " << e.what() << "\n";
+    std::cerr << "kernbench: " << terminal_safe(e.what()) << "\n";
     return kExitBadInput;
   } catch (const kb::BenchError& e) {
-    std::cerr << "kernbench: " << e.what() << "\n";
+    std::cerr << "kernbench: " << terminal_safe(e.what()) << "\n";
     return kExitBadInput;
   } catch (const kb::StreamError& e) {
-    std::cerr << "kernbench: " << e.what() << "\n";
+    std::cerr << "kernbench: " << terminal_safe(e.what()) << "\n";
     return kExitBadInput;
   } catch (const kb::cli::PathClash& e) {
-    std::cerr << "kernbench: " << e.what() << "\n";
+    std::cerr << "kernbench: " << terminal_safe(e.what()) << "\n";
+    return kExitBadInput;
+  } catch (const kb::MemoryLimitError& e) {  // refused before it ran (tb/run/memory_limit.h)
+    std::cerr << "kernbench: " << terminal_safe(e.what()) << "\n";
     return kExitBadInput;
   } catch (const kb::OutputError& e) {  // an output of this process (--json, --csv, goldens)
-    std::cerr << "kernbench: " << e.what() << "\n";
+    std::cerr << "kernbench: " << terminal_safe(e.what()) << "\n";
     return kExitRunFailed;
   } catch (const std::exception& e) {
-    std::cerr << "kernbench: " << e.what() << "\n";
+    std::cerr << "kernbench: " << terminal_safe(e.what()) << "\n";
     return kExitRunFailed;
   }
   return 0;

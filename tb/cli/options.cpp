@@ -8,7 +8,9 @@
 #include <cstdlib>
 
 #include "models/config/pe_config.h"
+#include "tb/cli/cli_util.h"
 #include "tb/run/child_signals.h"  // kMaxJobs
+#include "tb/run/memory_limit.h"
 
 namespace kb::cli {
 
@@ -69,6 +71,26 @@ void add_timeout_option(CLI::App* sub, double& timeout) {
                   "end a run after this many wall-clock seconds: it fails with \"timed out\" (exit 1)")
       ->type_name("SECONDS")
       ->check(timeout_seconds());
+}
+
+void add_max_memory_option(CLI::App* sub, uint64_t& bytes) {
+  sub->add_option_function<std::string>(
+         "--max-memory",
+         [&bytes](const std::string& s) { bytes = parse_memory_size(s); },
+         "the memory a mesh run may use, e.g. 4GiB (units B, KiB, MiB, GiB, TiB): a mesh whose estimate is "
+         "larger is refused before it is built (exit 2), and data mode's storage stops there (exit 1); default: "
+         "what the machine has (MemAvailable, the cgroup's memory.max); docs/cli.md, \"Memory limits\"")
+      ->type_name("SIZE")
+      ->check(CLI::Validator(
+          [](std::string& s) -> std::string {
+            try {
+              parse_memory_size(s);
+              return "";
+            } catch (const std::invalid_argument& e) {
+              return std::string(e.what()) + ", got '" + shown(s) + "'";
+            }
+          },
+          "", "memory_size"));
 }
 
 int default_jobs() { return int(std::clamp(sysconf(_SC_NPROCESSORS_ONLN), 1L, long(kMaxJobs))); }

@@ -40,6 +40,8 @@ void add_config_options(CLI::App* sub, ConfigOptions& o);
 void add_data_option(CLI::App* sub, ConfigOptions& o);
 // --timeout SECONDS: a wall-clock limit per run.
 void add_timeout_option(CLI::App* sub, double& timeout);
+// --max-memory SIZE: the memory a mesh run may use (tb/run/memory_limit.h).
+void add_max_memory_option(CLI::App* sub, uint64_t& bytes);
 
 // -j's default: the number of cores, within 1 .. kMaxJobs.
 int default_jobs();

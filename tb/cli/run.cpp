@@ -18,6 +18,7 @@ struct RunCommand {
   std::string oplog, json, record;
   Outputs outputs;
   double timeout = 0;
+  uint64_t max_memory = 0;
 };
 
 // A system bench: its own mesh runs, its figures, its report.
@@ -30,7 +31,7 @@ int run_system(const Bench& bench, const BenchParams& p, const PeConfig& cfg, co
   try {
     figures = bench.system(p, cfg,
                            SystemOutputs{c.oplog, c.outputs.trace, c.outputs.vcd, c.outputs.stats, c.timeout,
-                                         c.outputs.trace_window});
+                                         c.outputs.trace_window, c.max_memory});
   } catch (const SystemRunError& e) {
     std::cerr << "kernbench: run '" << bench.name << "' failed: " << e.what() << "\n";
     return kExitRunFailed;
@@ -90,6 +91,7 @@ Subcommand add_run(CLI::App& app) {
                       "write the command stream PE_CPU emitted, for `kernbench replay` (format: README)");
   add_output_options(run_app, c->outputs);
   add_timeout_option(run_app, c->timeout);
+  add_max_memory_option(run_app, c->max_memory);
   return {run_app, [c] { return run(*c); }};
 }
 

@@ -147,7 +147,7 @@ int sweep_point(const SweepRequest& rq, const kb::Bench& bench, const Grid& grid
   Progress progress(1, false);  // one of many jobs: its runner shows progress
   std::vector<nlohmann::json> figures;
   std::vector<std::string> errors;
-  run_points(bench, pp, 1, rq.timeout, progress, figures, errors);
+  run_points(bench, pp, 1, rq.timeout, rq.max_memory, progress, figures, errors);
   p.error = errors[0];
   if (p.error.empty()) p.cells = cells_of(figures[0]);
   std::string text;
@@ -205,7 +205,7 @@ int run_sweep(const SweepRequest& rq) {
   progress.update(0);
   std::vector<nlohmann::json> figures;
   std::vector<std::string> errors;
-  run_points(bench, pp, rq.jobs, rq.timeout, progress, figures, errors);
+  run_points(bench, pp, rq.jobs, rq.timeout, rq.max_memory, progress, figures, errors);
   std::vector<std::vector<std::pair<std::string, std::string>>> cells(grid.points.size());
   for (size_t i = 0; i < grid.points.size(); ++i) {
     if (errors[i].empty()) cells[i] = cells_of(figures[i]);
@@ -299,6 +299,7 @@ Subcommand add_sweep(CLI::App& app) {
   c->jobs = sweep->add_option("-j,--jobs", sweep_rq.jobs, "runs at once (default: the number of cores)")
                 ->check(whole_number(1, kb::kMaxJobs));
   add_timeout_option(sweep, sweep_rq.timeout);
+  add_max_memory_option(sweep, sweep_rq.max_memory);
   sweep->add_option("--emit-jobs", sweep_rq.emit_jobs,
                     "run nothing: write FILE, one self-contained sh command per point (line INDEX + 1 runs point "
                     "INDEX, from 0), for `parallel < FILE` (GNU parallel, also across hosts with --sshloginfile), "

@@ -19,6 +19,7 @@ struct SweepRequest {
   std::vector<std::string> sets, axes;
   int jobs = 1;
   double timeout = 0;
+  uint64_t max_memory = 0;  // --max-memory, bytes (0: what the machine has)
   std::string emit_jobs, jobs_dir, collect;
   std::string point_json, sweep_id;  // point mode
   uint64_t point_index = 0, point_count = 0;

@@ -8,6 +8,7 @@
 
 #include "models/util/checked.h"
 #include "tb/cli/cli_util.h"
+#include "tb/run/memory_limit.h"
 
 namespace kb::cli {
 
@@ -81,7 +82,12 @@ PreparedPoints prepare_points(const kb::Bench& bench, const std::string& config,
     const bool config_axis = point_sets.size() > sets.size();
     pp.cfgs.push_back(config_axis || pp.cfgs.empty() ? kb::load_pe_config(config, point_sets) : pp.cfgs.back());
     pp.params.push_back(registry.params(bench, point_params));
-    if (bench.is_system()) continue;  // runs its own meshes, below
+    if (bench.is_system()) {  // runs its own meshes (run_points); its bad input now
+      kb::SystemOutputs check;
+      check.check_only = true;
+      (void)bench.system(pp.params.back(), pp.cfgs.back(), check);
+      continue;
+    }
     kb::RunSpec spec;
     spec.config = pp.cfgs.back();
     spec.launches = bench.launches(pp.params.back(), pp.cfgs.back());
@@ -107,7 +113,8 @@ double Progress::seconds() const {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
 }
 
-void run_points(const kb::Bench& bench, const PreparedPoints& pp, int jobs, double timeout, Progress& progress,
+void run_points(const kb::Bench& bench, const PreparedPoints& pp, int jobs, double timeout, uint64_t max_memory,
+                Progress& progress,
                 std::vector<nlohmann::json>& figures, std::vector<std::string>& errors) {
   const size_t n = pp.params.size();
   figures.assign(n, nlohmann::json());
@@ -117,8 +124,11 @@ void run_points(const kb::Bench& bench, const PreparedPoints& pp, int jobs, doub
       try {
         kb::SystemOutputs none;
         none.timeout_s = timeout;
+        none.max_memory_bytes = max_memory;
         figures[i] = bench.system(pp.params[i], pp.cfgs[i], none);
       } catch (const kb::SystemRunError& e) {
+        errors[i] = e.what();
+      } catch (const kb::MemoryLimitError& e) {  // this point cannot fit; the others may
         errors[i] = e.what();
       }
       progress.update(i + 1);

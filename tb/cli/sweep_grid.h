@@ -63,7 +63,8 @@ class Progress {
 };
 
 // Runs every prepared point: each one's figures, or its error.
-void run_points(const Bench& bench, const PreparedPoints& pp, int jobs, double timeout, Progress& progress,
+void run_points(const Bench& bench, const PreparedPoints& pp, int jobs, double timeout, uint64_t max_memory,
+                Progress& progress,
                 std::vector<nlohmann::json>& figures, std::vector<std::string>& errors);
 
 }  // namespace kb::cli

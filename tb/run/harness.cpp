@@ -3,6 +3,8 @@
 #include <sys/resource.h>
 
 #include <chrono>
+#include <cstdio>
+#include <iostream>
 
 #include <systemc>
 
@@ -77,6 +79,17 @@ void PeProbes::flush() {
   for (const auto& history : occupancy_) {
     if (history) history->flush();
   }
+}
+
+void warn_on_large_trace(ChromeTrace& trace, uint64_t bytes) {
+  trace.warn_past(bytes, [](uint64_t written) {
+    char size[32];
+    std::snprintf(size, sizeof size, "%.0f MiB", double(written) / double(1 << 20));
+    std::cerr << "kernbench: warning: --trace has passed " << size
+              << ", more than a browser's trace viewer opens, and the run goes on; --trace-window START:END "
+                 "(e.g. 10us:20us) writes only the events of that span (docs/observability.md)\n"
+              << std::flush;
+  });
 }
 
 double simulate() {

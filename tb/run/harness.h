@@ -49,6 +49,10 @@ class PeProbes {
   std::vector<std::unique_ptr<CounterHistory>> occupancy_;  // null for a PE without one
 };
 
+// Warns on stderr once the trace passes `bytes` (kTraceWarnBytes), naming
+// --trace-window (docs/observability.md); the run goes on.
+void warn_on_large_trace(ChromeTrace& trace, uint64_t bytes);
+
 // sc_start() until nothing is left to do; the wall time it took (speed
 // figures only).
 double simulate();

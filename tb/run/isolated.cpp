@@ -36,7 +36,7 @@ struct Child {
   std::string error;          // why there is no result
   bool reaped = false;
   int status = 0;
-  double timeout_s = 0;
+  ChildTimeout timeout;
   Clock::time_point deadline;
 };
 
@@ -100,10 +100,10 @@ namespace {
   _exit(0);
 }
 
-Child start_child(const Producer& produce, double timeout_s, std::unique_ptr<ResultReader> reader) {
+Child start_child(const Producer& produce, ChildTimeout timeout, std::unique_ptr<ResultReader> reader) {
   Child c;
   c.reader = std::move(reader);
-  c.timeout_s = timeout_s;
+  c.timeout = timeout;
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) {
     c.error = std::string("pipe: ") + std::strerror(errno);
@@ -125,7 +125,7 @@ Child start_child(const Producer& produce, double timeout_s, std::unique_ptr<Res
   }
   add_child(c.pid);
   c.fd = fds[0];
-  c.deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s));
+  c.deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout.seconds));
   return c;
 }
 
@@ -226,9 +226,9 @@ bool read_some(Child& c) {
 // Checks a running child between reads: its timeout, and whether it was
 // stopped. True when it was ended (c.error says why).
 bool check_child(Child& c) {
-  if (c.timeout_s > 0 && Clock::now() >= c.deadline) {
+  if (c.timeout.seconds > 0 && Clock::now() >= c.deadline) {
     end_child(c);
-    c.error = "timed out after " + seconds_text(c.timeout_s) + " s";
+    c.error = "timed out after " + seconds_text(c.timeout.named()) + " s";
     return true;
   }
   if (!c.reaped && wait_child(c, WNOHANG | WUNTRACED) && WIFSTOPPED(c.status) && still_stopped(c.pid)) {
@@ -289,7 +289,7 @@ void finish(Child& c, Outcome& o) {
 }  // namespace
 
 std::vector<Outcome> run_children(const std::vector<Producer>& produce,
-                                  const std::vector<double>& timeouts, int jobs,
+                                  const std::vector<ChildTimeout>& timeouts, int jobs,
                                   const std::function<std::unique_ptr<ResultReader>()>& make_reader,
                                   const std::function<void(size_t, size_t)>& on_done) {
   std::vector<Outcome> out(produce.size());
@@ -352,8 +352,8 @@ class JsonReader : public ResultReader {
 
 }  // namespace
 
-nlohmann::json run_function_isolated(const std::function<nlohmann::json()>& f, double timeout_s) {
-  Outcome o = std::move(run_children({[&f](ResultWriter& out) { out.line('R', f()); }}, {timeout_s}, 1,
+nlohmann::json run_function_isolated(const std::function<nlohmann::json()>& f, ChildTimeout timeout) {
+  Outcome o = std::move(run_children({[&f](ResultWriter& out) { out.line('R', f()); }}, {timeout}, 1,
                                      [] { return std::make_unique<JsonReader>(); }, {})
                             .at(0));
   if (!o.error.empty()) return nlohmann::json{{"error", o.error}};

@@ -61,21 +61,30 @@ struct Outcome {
   std::string read_error;  // a result that could not be read: why
 };
 
+// A child's wall-clock limit: seconds > 0 ends it after that long, and its
+// error names `named_s` ("timed out after N s"): the user's --timeout when
+// the child was given only what earlier runs left of it; 0 names `seconds`.
+struct ChildTimeout {
+  double seconds = 0;
+  double named_s = 0;
+  ChildTimeout(double s = 0, double named = 0) : seconds(s), named_s(named) {}  // implicit: a double is seconds
+  double named() const { return named_s > 0 ? named_s : seconds; }
+};
+
 // Runs every job in a child, up to `jobs` at once (clamped to 1 ..
 // kMaxJobs), each read by a reader from make_reader; their outcomes in
-// order. timeouts[i] > 0 ends job i's child after that many wall-clock
-// seconds. `on_done(done, total)` is called after each completion.
+// order. timeouts[i] ends job i's child (ChildTimeout). `on_done(done,
+// total)` is called after each completion.
 std::vector<Outcome> run_children(const std::vector<Producer>& produce,
-                                  const std::vector<double>& timeouts, int jobs,
+                                  const std::vector<ChildTimeout>& timeouts, int jobs,
                                   const std::function<std::unique_ptr<ResultReader>()>& make_reader,
                                   const std::function<void(size_t, size_t)>& on_done);
 
 // Any function in a forked child, its JSON result returned (or
 // {"error": ...} if the child crashed). For measurements that need a
 // fresh process, such as the SystemC ceiling benchmark, or a mesh run.
-// timeout_s > 0 ends the child after that many wall-clock seconds
-// ({"error": "timed out after N s"}).
-nlohmann::json run_function_isolated(const std::function<nlohmann::json()>& f, double timeout_s = 0);
+// A timeout ends the child ({"error": "timed out after N s"}, ChildTimeout).
+nlohmann::json run_function_isolated(const std::function<nlohmann::json()>& f, ChildTimeout timeout = {});
 
 // "1.5": seconds as the timeout messages write them.
 std::string seconds_text(double s);

@@ -2,9 +2,10 @@
 
 #include <algorithm>
 #include <memory>
-#include <tuple>
 
+#include "models/mem/sparse_memory.h"
 #include "models/top/deadlock.h"
+#include "models/top/memory_estimate.h"
 #include "models/top/mesh_top.h"
 #include "models/top/pe_top.h"
 #include "models/trace/chrome_trace.h"
@@ -15,38 +16,10 @@
 #include "models/util/sim_time.h"
 #include "tb/run/harness.h"
 #include "tb/run/isolated.h"
+#include "tb/run/memory_limit.h"
+#include "tb/run/mesh_op_log.h"
 
 namespace kb {
-
-namespace {
-
-// One row of the merged op log: a PE's record or a link's transfer.
-struct Row {
-  const std::string* component;  // hierarchical name, prefix of the CSV's first column
-  OpRecord r;
-  bool link = false;
-};
-
-bool row_less(const Row& a, const Row& b) {
-  if (a.r.end_ps != b.r.end_ps) return a.r.end_ps < b.r.end_ps;
-  if (*a.component != *b.component) return *a.component < *b.component;
-  if (a.link != b.link) return b.link;
-  if (a.link) return std::tie(a.r.start_ps, a.r.bytes) < std::tie(b.r.start_ps, b.r.bytes);
-  return canonical_less(a.r, b.r);
-}
-
-// A link transfer in the op log's columns: kind LINK, no command.
-std::string link_row(const std::string& name, const OpRecord& r) {
-  return name + ",LINK,0,,,-1," + std::to_string(r.start_ps) + "," + std::to_string(r.end_ps) + "," +
-         std::to_string(r.bytes) + ",0,0,0,0";
-}
-
-std::string pe_row(const std::string& pe, const OpRecord& r) {
-  const std::string row = op_log_csv_row(r);  // starts with the component's own name
-  return pe + "." + row;
-}
-
-}  // namespace
 
 MeshRunResult run_mesh_in_process(const MeshRunSpec& spec) {
   MeshRunResult r;
@@ -61,7 +34,7 @@ MeshRunResult run_mesh_in_process(const MeshRunSpec& spec) {
   std::unique_ptr<PeProbes> probes;
   std::unique_ptr<MeshTop> top;
   std::unique_ptr<PeVcdTrace> vcd;
-  std::vector<std::vector<OpRecord>> link_records;
+  std::unique_ptr<MeshOpLog> oplog;  // after top: it leaves the PEs' logs first
   std::vector<Pe*> launched;
   prepare_run(spec.lookahead);
   try {
@@ -69,12 +42,25 @@ MeshRunResult run_mesh_in_process(const MeshRunSpec& spec) {
     oplog_out = open_output(spec.oplog_path, "op log");
     stats_out = open_output(spec.stats_path, "statistics");
     top = std::make_unique<MeshTop>(spec.config);
-    const bool keep = oplog_out != nullptr;
-    if (trace_out) trace = std::make_unique<ChromeTrace>(trace_out->stream(), spec.trace_window);
+    if (trace_out) {
+      trace = std::make_unique<ChromeTrace>(trace_out->stream(), spec.trace_window);
+      warn_on_large_trace(*trace, spec.trace_warn_bytes);
+    }
     std::vector<Pe*> every_pe;
     for (size_t g = 0; g < top->size(); ++g) {
       every_pe.push_back(&top->pe(g));
-      every_pe.back()->op_log().configure(keep, "");
+      every_pe.back()->op_log().configure(false, "");  // the records go to the mesh's op log, not kept
+    }
+    if (oplog_out) {
+      std::vector<OpLog*> logs;
+      std::vector<std::string> pe_names, link_names;
+      for (Pe* pe : every_pe) {
+        logs.push_back(&pe->op_log());
+        pe_names.push_back(pe->name());
+      }
+      for (size_t i = 0; i < top->links(); ++i) link_names.push_back(top->link(i).name());
+      oplog = std::make_unique<MeshOpLog>(oplog_out->stream(), std::move(logs), std::move(pe_names),
+                                          std::move(link_names));
     }
     // As a single-PE run's process: op log, occupancy counter, launches.
     probes = std::make_unique<PeProbes>(every_pe, trace.get(), false);
@@ -87,21 +73,16 @@ MeshRunResult run_mesh_in_process(const MeshRunSpec& spec) {
       for (size_t i = 0; i < top->links(); ++i) names.push_back(top->link(i).name());
       trace_links = &trace->add_track_process("links", names);
     }
-    link_records.resize(top->links());
-    if (keep || trace_links) {
+    if (oplog || trace_links) {
+      MeshOpLog* log = oplog.get();
       for (size_t i = 0; i < top->links(); ++i) {
-        top->link(i).on_record([&link_records, keep, trace_links, i](const LinkRecord& lr) {
+        top->link(i).on_record([log, trace_links, i](const LinkRecord& lr) {
           if (trace_links) {
             // Booked ahead in gaps: held until time passes their start.
             trace_links->booked(i, "LINK " + std::to_string(lr.bytes) + " B", lr.start_ps, lr.end_ps, lr.bytes,
                                 now_ps());
           }
-          if (!keep) return;
-          OpRecord o;
-          o.start_ps = lr.start_ps;
-          o.end_ps = lr.end_ps;
-          o.bytes = lr.bytes;
-          link_records[i].push_back(o);
+          if (log) log->link_transfer(i, lr.start_ps, lr.end_ps, lr.bytes);
         });
       }
     }
@@ -194,21 +175,7 @@ MeshRunResult run_mesh_in_process(const MeshRunSpec& spec) {
   auto commit = [&r](const std::function<void()>& write) { commit_output(r.ok, r.error, write); };
   if (oplog_out) {
     commit([&] {
-      std::vector<std::string> names;
-      names.reserve(top->size() + top->links());
-      std::vector<Row> rows;
-      for (size_t g = 0; g < top->size(); ++g) {
-        names.push_back(top->pe(g).name());
-        for (const OpRecord& o : top->pe(g).op_log().records()) rows.push_back({&names.back(), o, false});
-      }
-      for (size_t i = 0; i < top->links(); ++i) {
-        names.push_back(r.links[i].name);
-        for (const OpRecord& o : link_records[i]) rows.push_back({&names.back(), o, true});
-      }
-      std::stable_sort(rows.begin(), rows.end(), row_less);
-      std::ostream& out = oplog_out->stream();
-      out << op_log_csv_header() << '\n';
-      for (const Row& row : rows) out << (row.link ? link_row(*row.component, row.r) : pe_row(*row.component, row.r)) << '\n';
+      oplog->finish();
       oplog_out->commit();
     });
   }
@@ -238,6 +205,14 @@ MeshRunResult run_mesh_in_process(const MeshRunSpec& spec) {
 }
 
 MeshRunResult run_mesh_isolated(const MeshRunSpec& spec) {
+  const uint64_t launched = spec.pes.empty() ? spec.config.topology.pes() : spec.pes.size();
+  const MemoryEstimate estimate = estimate_mesh_memory(spec.config, launched);
+  const MemoryLimit limit = memory_limit(spec.max_memory_bytes);
+  check_fits(estimate, limit);
+  // What the model leaves under the limit, for data mode's pages.
+  uint64_t storage_cap = limit.bytes - estimate.resident_bytes;
+  if (limit.address_space) storage_cap = std::min(storage_cap, *limit.address_space - estimate.address_space_bytes);
+  storage_cap = std::max<uint64_t>(storage_cap, 1);
   double budget = spec.timeout_s;
   if (spec.timeout_s > 0 && spec.deadline) {
     budget = std::chrono::duration<double>(*spec.deadline - std::chrono::steady_clock::now()).count();
@@ -247,13 +222,13 @@ MeshRunResult run_mesh_isolated(const MeshRunSpec& spec) {
       return r;
     }
   }
-  MeshRunResult r =
-      mesh_run_result_from_json(run_function_isolated([&spec] { return to_json(run_mesh_in_process(spec)); }, budget));
-  // The child was given what was left of the limit; the message names the limit.
-  if (budget != spec.timeout_s && r.error == "timed out after " + seconds_text(budget) + " s") {
-    r.error = "timed out after " + seconds_text(spec.timeout_s) + " s";
-  }
-  return r;
+  // The child is given what is left of the limit; its message names the limit.
+  return mesh_run_result_from_json(run_function_isolated(
+      [&spec, storage_cap] {
+        SparseMemory::set_storage_limit(storage_cap);
+        return to_json(run_mesh_in_process(spec));
+      },
+      ChildTimeout(budget, spec.timeout_s)));
 }
 
 }  // namespace kb

@@ -4,7 +4,8 @@
 //
 // A run where launched PEs are left unfinished with no event pending fails
 // with the deadlock report (models/top/deadlock.h): who waits for what.
-// Outputs: the op log of every PE and link as one CSV, component names
+// Outputs: the op log of every PE and link as one CSV, streamed as the run
+// goes (tb/run/mesh_op_log.h), component names
 // carrying the hierarchy ("cube6.pe3.pe_dma", "link.c5-c6"), in the
 // canonical order with the component name as a key; a Chrome trace with
 // one process per PE (pid = global PE number + 1, as a single PE's:
@@ -39,6 +40,7 @@ struct MeshRunSpec {
   std::string oplog_path;       // non-empty: the merged op log as CSV
   std::string trace_path;       // non-empty: Chrome / Perfetto trace JSON
   TraceWindow trace_window;     // the span the trace keeps
+  uint64_t trace_warn_bytes = kTraceWarnBytes;  // warn_on_large_trace (tb/run/harness.h)
   std::string vcd_path;         // non-empty: VCD waveforms
   std::string stats_path;       // non-empty: the run's statistics as JSON (to_json, per PE and totals)
   // run_mesh_isolated: > 0 ends the child after this many s, or at
@@ -46,6 +48,11 @@ struct MeshRunSpec {
   // --timeout); the error names timeout_s.
   double timeout_s = 0;
   std::optional<std::chrono::steady_clock::time_point> deadline;
+  // run_mesh_isolated: the mesh's memory estimate must fit under this
+  // (tb/run/memory_limit.h; 0: what the machine has), or the run is refused
+  // with MemoryLimitError before it starts; what the estimate leaves caps
+  // data mode's storage.
+  uint64_t max_memory_bytes = 0;
   bool lookahead = true;        // as RunSpec::lookahead (tb/run/runner.h)
 };
 

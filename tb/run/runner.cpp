@@ -52,7 +52,10 @@ RunResult run_in_process(const RunSpec& spec) {
     // The records stay in memory only for the caller; otherwise they are
     // streamed (op log file, trace, summary) or just counted.
     pe->op_log().configure(spec.keep_records, spec.oplog_path);
-    if (trace_out) trace = std::make_unique<ChromeTrace>(trace_out->stream(), spec.trace_window);
+    if (trace_out) {
+      trace = std::make_unique<ChromeTrace>(trace_out->stream(), spec.trace_window);
+      warn_on_large_trace(*trace, spec.trace_warn_bytes);
+    }
     probes = std::make_unique<PeProbes>(std::vector<Pe*>{pe}, trace.get(), spec.keep_records);  // pid 1, "pe"
     if (spec.summary) {
       stats = std::make_unique<StreamingStats>(uint32_t(spec.config.scheduler.queue_depth));
@@ -160,7 +163,7 @@ Producer simulate(const RunSpec& spec) {
 std::vector<RunResult> run_specs(const std::vector<const RunSpec*>& specs, int jobs,
                                  const std::function<void(size_t, size_t)>& on_done) {
   std::vector<Producer> produce;
-  std::vector<double> timeouts;
+  std::vector<ChildTimeout> timeouts;
   for (const RunSpec* spec : specs) {
     produce.push_back(simulate(*spec));
     timeouts.push_back(spec->timeout_s);

@@ -41,6 +41,7 @@ struct RunSpec {
   // Observability outputs, written by the simulating process (the child):
   std::string trace_path;     // non-empty: Chrome / Perfetto trace JSON (models/trace/chrome_trace.h)
   TraceWindow trace_window;   // the span the trace keeps
+  uint64_t trace_warn_bytes = kTraceWarnBytes;  // warn_on_large_trace (tb/run/harness.h)
   std::string vcd_path;       // non-empty: VCD waveforms (models/trace/vcd_trace.h)
   std::string stats_path;     // non-empty: statistics JSON (models/trace/stats.h)
   // SystemC time resolution in fs, set before elaboration (a power of ten).
