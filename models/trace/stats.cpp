@@ -154,19 +154,35 @@ class Window {
 }  // namespace
 
 std::string Verdict::text() const {
+  if (!applicable()) return "n/a";
   return cpu_bound ? "CPU-bound" : std::string("engine-bound (") + to_string(busiest_engine) + ")";
 }
 
 std::string Verdict::explanation() const {
+  if (span_ps == 0) return "the span is 0: nothing ran";
+  if (!any_busy) return "neither PE_CPU nor an engine was busy over the span";
   return "PE_CPU busy " + percent(cpu_fraction) + " of the span, busiest engine " +
-         to_string(busiest_engine) + " " + percent(engine_fraction);
+         (engine_busy ? std::string(to_string(busiest_engine)) + " " + percent(engine_fraction)
+                      : std::string("none"));
+}
+
+nlohmann::json fraction_json(uint64_t ps, uint64_t span_ps) {
+  if (span_ps == 0) return nullptr;
+  return double(ps) / double(span_ps);
+}
+
+std::string percent_of(uint64_t ps, uint64_t span_ps) {
+  return span_ps ? percent(double(ps) / double(span_ps)) : std::string("n/a");
 }
 
 Verdict make_verdict(const uint64_t (&busy_ps)[kNumComponents], uint64_t span_ps) {
   Verdict v;
+  v.span_ps = span_ps;
   for (const EngineInfo& e : kEngines)
     if (busy_ps[int(e.component)] > busy_ps[int(v.busiest_engine)]) v.busiest_engine = e.component;
   const uint64_t cpu = busy_ps[int(Component::kPeCpu)], engine = busy_ps[int(v.busiest_engine)];
+  v.engine_busy = engine > 0;
+  v.any_busy = cpu > 0 || engine > 0;
   v.cpu_bound = cpu >= engine;
   v.cpu_fraction = span_ps ? double(cpu) / double(span_ps) : 0.0;
   v.engine_fraction = span_ps ? double(engine) / double(span_ps) : 0.0;
@@ -306,7 +322,7 @@ nlohmann::json to_json(const WindowStats& w) {
     const ComponentStats& cs = w.components[int(c.component)];
     if (c.optional && cs.records == 0) continue;  // component_table.h
     j["components"][c.name] = {
-        {"busy_ps", cs.busy_ps}, {"utilisation", cs.utilisation}, {"records", cs.records}};
+        {"busy_ps", cs.busy_ps}, {"utilisation", fraction_json(cs.busy_ps, w.span_ps())}, {"records", cs.records}};
   }
   for (int k = 0; k < kNumRecordKinds; ++k) {
     const KindStats& ks = w.kinds[k];
@@ -328,20 +344,23 @@ nlohmann::json to_json(const WindowStats& w) {
                  {"cpu_cycles_ps", w.cpu_cycles_ps},
                  {"stall_ps", w.stall_ps},
                  {"stalls", w.stalls},
-                 {"stall_fraction", w.fraction(w.stall_ps)},
+                 {"stall_fraction", fraction_json(w.stall_ps, w.span_ps())},
                  {"exposed_dispatch_ps", w.exposed_dispatch_ps},
-                 {"exposed_dispatch_fraction", w.fraction(w.exposed_dispatch_ps)}};
+                 {"exposed_dispatch_fraction", fraction_json(w.exposed_dispatch_ps, w.span_ps())}};
   j["engines_idle_ps"] = w.engines_idle_ps;
-  j["engines_idle_fraction"] = w.fraction(w.engines_idle_ps);
-  j["queue"] = {{"occupancy_mean", w.occupancy_mean},
+  j["engines_idle_fraction"] = fraction_json(w.engines_idle_ps, w.span_ps());
+  j["queue"] = {{"occupancy_mean", w.span_ps() ? nlohmann::json(w.occupancy_mean) : nlohmann::json()},
                 {"occupancy_max", w.occupancy_max},
                 {"full_ps", w.queue_full_ps},
-                {"full_fraction", w.fraction(w.queue_full_ps)}};
-  j["verdict"] = {{"bound", w.verdict.text()},
-                  {"cpu_bound", w.verdict.cpu_bound},
-                  {"cpu_busy_fraction", w.verdict.cpu_fraction},
-                  {"busiest_engine", to_string(w.verdict.busiest_engine)},
-                  {"busiest_engine_fraction", w.verdict.engine_fraction}};
+                {"full_fraction", fraction_json(w.queue_full_ps, w.span_ps())}};
+  // Null where there is no verdict or no busy engine (Verdict::applicable).
+  const Verdict& v = w.verdict;
+  const auto if_applicable = [&v](nlohmann::json x) { return v.applicable() ? x : nlohmann::json(); };
+  j["verdict"] = {{"bound", if_applicable(v.text())},
+                  {"cpu_bound", if_applicable(v.cpu_bound)},
+                  {"cpu_busy_fraction", if_applicable(v.cpu_fraction)},
+                  {"busiest_engine", v.engine_busy ? nlohmann::json(to_string(v.busiest_engine)) : nlohmann::json()},
+                  {"busiest_engine_fraction", if_applicable(v.engine_fraction)}};
   return j;
 }
 
@@ -364,7 +383,8 @@ WindowStats window_from_json(const nlohmann::json& j) {
     if (!c.busy) continue;
     if (c.optional && !j.at("components").contains(c.name)) continue;
     const auto& jc = j.at("components").at(c.name);
-    w.components[int(c.component)] = {jc.at("busy_ps"), jc.at("utilisation"), jc.at("records")};
+    w.components[int(c.component)] = {jc.at("busy_ps"), 0.0, jc.at("records")};
+    w.components[int(c.component)].utilisation = w.fraction(w.components[int(c.component)].busy_ps);
   }
   for (int k = 0; k < kNumRecordKinds; ++k) {
     if (is_optional(RecordKind(k)) && !j.at("records_by_kind").contains(to_string(RecordKind(k)))) continue;
@@ -387,7 +407,8 @@ WindowStats window_from_json(const nlohmann::json& j) {
   w.stalls = cpu.at("stalls");
   w.exposed_dispatch_ps = cpu.at("exposed_dispatch_ps");
   w.engines_idle_ps = j.at("engines_idle_ps");
-  w.occupancy_mean = j.at("queue").at("occupancy_mean");
+  const auto& mean = j.at("queue").at("occupancy_mean");
+  w.occupancy_mean = mean.is_null() ? 0.0 : mean.get<double>();
   w.occupancy_max = j.at("queue").at("occupancy_max");
   w.queue_full_ps = j.at("queue").at("full_ps");
   uint64_t busy[kNumComponents];

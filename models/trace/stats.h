@@ -39,14 +39,24 @@ namespace kb {
 extern const std::string kVerdictRule;  // the rule above, as the stats JSON states it
 
 struct Verdict {
+  uint64_t span_ps = 0;
+  bool any_busy = false;     // PE_CPU or an engine was busy
+  bool engine_busy = false;  // an engine was busy: busiest_engine names one
   bool cpu_bound = true;
   Component busiest_engine = kEngines[0].component;
   double cpu_fraction = 0;     // PE_CPU busy / span
   double engine_fraction = 0;  // busiest engine busy / span
-  std::string text() const;    // "CPU-bound" or "engine-bound (pe_gemm)"
+  // An empty span, or one over which nothing was busy, has no verdict: its
+  // fractions would be 0/0 or say nothing (docs/observability.md, The verdict).
+  bool applicable() const { return span_ps > 0 && any_busy; }
+  std::string text() const;  // "CPU-bound", "engine-bound (pe_gemm)" or "n/a"
   // "PE_CPU busy 5.3% of the span, busiest engine pe_gemm 63.7%"
   std::string explanation() const;
 };
+// A fraction of a span as the JSON outputs give it: null over an empty span.
+nlohmann::json fraction_json(uint64_t ps, uint64_t span_ps);
+// The same as the tables print it: "12.5%", or "n/a" over an empty span.
+std::string percent_of(uint64_t ps, uint64_t span_ps);
 // The verdict from per-component busy times (indexed by Component).
 Verdict make_verdict(const uint64_t (&busy_ps)[kNumComponents], uint64_t span_ps);
 Verdict launch_verdict(const LaunchResult& l);

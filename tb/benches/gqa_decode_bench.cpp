@@ -72,8 +72,9 @@ Bench gqa_decode_bench() {
     [](const BenchParams&, const PeConfig& cfg, const RunResult& r) {
       nlohmann::json j;
       for (const char* v : kGqaVariants) j[v] = launch_figures(launch(r, v), cfg);
-      j["tile_dispatch_ratio_opt3_over_opt2"] =
-          metric(launch(r, "opt3"), "tile_dispatch_ns") / metric(launch(r, "opt2"), "tile_dispatch_ns");
+      // n/a (null) when dispatch is free: no opt2 per-tile cost to compare with.
+      j["tile_dispatch_ratio_opt3_over_opt2"] = ratio_json(
+          ratio(metric(launch(r, "opt3"), "tile_dispatch_ns"), metric(launch(r, "opt2"), "tile_dispatch_ns")));
       return j;
     },
     [](std::ostream& os, const BenchParams& p, const PeConfig& cfg, const RunResult& r) {
@@ -86,8 +87,9 @@ Bench gqa_decode_bench() {
          << " GHz\n";
       os << "                                        opt2          opt3\n";
       auto row = [&](const char* label, double a, double b, const char* f) {
-        os << "  " << label << std::string(34 - std::string(label).size(), ' ') << fmt(f, a)
-           << fmt(f, b) << "\n";
+        // A figure that does not apply (NaN) prints as n/a, right-aligned.
+        const auto cell = [f](double v) { return std::isnan(v) ? std::string(11, ' ') + "n/a" : fmt(f, v); };
+        os << "  " << label << std::string(34 - std::string(label).size(), ' ') << cell(a) << cell(b) << "\n";
       };
       row("per-tile dispatch (ns)", metric(o2, "tile_dispatch_ns"), metric(o3, "tile_dispatch_ns"), "%14.2f");
       row("per-tile dispatch (cycles charged)", metric(o2, "tile_dispatch_cycles_charged"),
@@ -104,8 +106,8 @@ Bench gqa_decode_bench() {
         if (!c.busy || (c.optional && !o2.busy_ps[int(c.component)] && !o3.busy_ps[int(c.component)])) continue;
         const std::string label = std::string("utilisation ") + c.name + " (%)";
         const int i = int(c.component);
-        row(label.c_str(), 100.0 * double(o2.busy_ps[i]) / double(o2.latency_ps()),
-            100.0 * double(o3.busy_ps[i]) / double(o3.latency_ps()), "%14.1f");
+        row(label.c_str(), 100.0 * ratio(double(o2.busy_ps[i]), double(o2.latency_ps())),
+            100.0 * ratio(double(o3.busy_ps[i]), double(o3.latency_ps())), "%14.1f");
       }
       os << "  bound                             " << bottleneck(o2) << " | " << bottleneck(o3) << "\n";
       if (!std::isnan(metric(o2, "max_rel_err"))) {
@@ -113,7 +115,7 @@ Bench gqa_decode_bench() {
         row("data check: max rel error", metric(o2, "max_rel_err"), metric(o3, "max_rel_err"), "%14.3g");
       }
       os << "  opt3 / opt2 per-tile dispatch: "
-         << fmt("%.3fx", metric(o3, "tile_dispatch_ns") / metric(o2, "tile_dispatch_ns")) << "\n";
+         << ratio_text("%.3fx", ratio(metric(o3, "tile_dispatch_ns"), metric(o2, "tile_dispatch_ns"))) << "\n";
       print_stats_table(os, r.stats);
     },
     {"opt2.tile_dispatch_ns", "opt3.tile_dispatch_ns", "tile_dispatch_ratio_opt3_over_opt2",

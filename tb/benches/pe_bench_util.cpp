@@ -1,5 +1,6 @@
 #include "tb/benches/pe_bench_util.h"
 
+#include <cmath>
 #include <limits>
 #include <optional>
 
@@ -11,6 +12,17 @@ double metric(const LaunchResult& l, const std::string& name) {
   for (const auto& [n, v] : l.metrics)
     if (n == name) return v;
   return std::numeric_limits<double>::quiet_NaN();
+}
+
+double ratio(double num, double den) {
+  if (den == 0 || std::isnan(num) || std::isnan(den)) return std::numeric_limits<double>::quiet_NaN();
+  return num / den;
+}
+
+nlohmann::json ratio_json(double r) { return std::isfinite(r) ? nlohmann::json(r) : nlohmann::json(); }
+
+std::string ratio_text(const char* printf_format, double r) {
+  return std::isfinite(r) ? fmt(printf_format, r) : std::string("n/a");
 }
 
 const LaunchResult& launch(const RunResult& r, const std::string& kernel) {

@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "models/tl/tl.h"
 #include "tb/benches/bench_registry.h"
 #include "tb/benches/reference.h"
@@ -20,6 +22,11 @@ using Launches = std::vector<std::pair<std::string, Kernel>>;
 
 // A launch's tl.metric figure; NaN when it reported none.
 double metric(const LaunchResult& l, const std::string& name);
+// num / den, or NaN when den is 0 (or either is NaN): a ratio that does not
+// apply, which ratio_json makes null and ratio_text "n/a".
+double ratio(double num, double den);
+nlohmann::json ratio_json(double r);
+std::string ratio_text(const char* printf_format, double r);
 // The run's launch of `kernel`; throws BenchError when it has none.
 const LaunchResult& launch(const RunResult& r, const std::string& kernel);
 

@@ -17,12 +17,15 @@ ErrorStats compare(const std::vector<float>& out, const std::vector<double>& ref
   ErrorStats e;
   double scale = 0;
   for (size_t i = 0; i < ref.size() && i < out.size(); ++i) {
-    e.max_abs = std::max(e.max_abs, std::abs(double(out[i]) - ref[i]));
-    scale = std::max(scale, std::abs(ref[i]));
+    const double diff = std::abs(double(out[i]) - ref[i]);
+    // std::max would drop a NaN (NaN < x is false): a NaN or infinite
+    // output is an infinite error, not a skipped element.
+    e.max_abs = std::isfinite(diff) ? std::max(e.max_abs, diff) : INFINITY;
+    if (std::isfinite(ref[i])) scale = std::max(scale, std::abs(ref[i]));
   }
   if (out.size() != ref.size()) e.max_abs = INFINITY;
   e.max_rel = scale > 0 ? e.max_abs / scale : e.max_abs;
-  if (std::isnan(e.max_abs)) e.max_rel = e.max_abs = INFINITY;
+  if (std::isnan(e.max_rel)) e.max_rel = INFINITY;
   return e;
 }
 

@@ -26,6 +26,7 @@ void flatten(const nlohmann::json& j, const std::string& prefix,
 // back as the same double (std::to_chars), so the CSV holds every figure
 // exactly; text quoted when it holds a comma, a quote or a line break (RFC 4180).
 std::string cell(const nlohmann::json& v) {
+  if (v.is_null()) return "";  // a figure that does not apply (docs/observability.md)
   if (v.is_number_float()) {
     char buf[64];
     const auto res = std::to_chars(buf, buf + sizeof buf, v.get<double>());

@@ -18,7 +18,6 @@ std::string fmt(const char* printf_format, double v) {
 nlohmann::json launch_figures(const LaunchResult& l, const PeConfig& cfg) {
   (void)cfg;
   nlohmann::json j;
-  const double span = double(l.latency_ps());
   j["latency_ns"] = double(l.latency_ps()) / 1000.0;
   j["commands"] = l.commands;
   j["logical_bytes"] = l.logical_bytes;
@@ -28,9 +27,10 @@ nlohmann::json launch_figures(const LaunchResult& l, const PeConfig& cfg) {
   j["stall_ns"] = double(l.stall_ps) / 1000.0;
   for (const ComponentInfo& c : kComponents) {
     if (!c.busy || (c.optional && l.busy_ps[int(c.component)] == 0)) continue;  // component_table.h
-    j["utilisation"][c.name] = span > 0 ? double(l.busy_ps[int(c.component)]) / span : 0.0;
+    j["utilisation"][c.name] = fraction_json(l.busy_ps[int(c.component)], l.latency_ps());
   }
-  j["bottleneck"] = bottleneck(l);
+  const Verdict v = launch_verdict(l);
+  j["bottleneck"] = v.applicable() ? nlohmann::json(v.text()) : nlohmann::json();  // stats.h Verdict
   for (const auto& [name, value] : l.metrics) j[name] = value;
   return j;
 }
@@ -61,10 +61,11 @@ void print_stats_table(std::ostream& os, const RunStats& s) {
   for (const WindowStats& w : s.launches) {
     const Verdict& v = w.verdict;
     os << "  " << pad(w.name, name_w) << fmt("%12.3f", double(w.span_ps()) / 1e6)
-       << lpad(pct(v.cpu_fraction), 13) << lpad(pct(w.fraction(w.stall_ps)), 9)
-       << lpad(pct(w.fraction(w.exposed_dispatch_ps)), 9) << "  "
-       << pad(std::string(to_string(v.busiest_engine)) + " " + pct(v.engine_fraction), 17)
-       << lpad(pct(w.fraction(w.queue_full_ps)), 10) << "  " << v.text() << "\n";
+       << lpad(percent_of(w.components[int(Component::kPeCpu)].busy_ps, w.span_ps()), 13)
+       << lpad(percent_of(w.stall_ps, w.span_ps()), 9) << lpad(percent_of(w.exposed_dispatch_ps, w.span_ps()), 9)
+       << "  "
+       << pad(v.engine_busy ? std::string(to_string(v.busiest_engine)) + " " + pct(v.engine_fraction) : "none", 17)
+       << lpad(percent_of(w.queue_full_ps, w.span_ps()), 10) << "  " << v.text() << "\n";
   }
 }
 
@@ -79,20 +80,20 @@ void print_stats_summary(std::ostream& os, const RunStats& s) {
     const char* gap = "";
     for (const ComponentInfo& c : kComponents) {
       if (!c.busy || (c.optional && w.components[int(c.component)].records == 0)) continue;
-      os << gap << c.name << " " << pct(w.components[int(c.component)].utilisation);
+      os << gap << c.name << " " << percent_of(w.components[int(c.component)].busy_ps, w.span_ps());
       gap = "  ";
     }
     os << "\n";
     os << "    dispatch     " << fmt("%.3f", double(w.dispatch_ps) / 1000.0) << " ns, "
        << w.dispatch_cycles_charged << " cycles charged (" << fmt("%.3f", w.dispatch_cycles_exact)
-       << " exact); exposed with every engine idle " << pct(w.fraction(w.exposed_dispatch_ps))
+       << " exact); exposed with every engine idle " << percent_of(w.exposed_dispatch_ps, w.span_ps())
        << " of the span\n";
     os << "    stalled      " << fmt("%.3f", double(w.stall_ps) / 1000.0) << " ns ("
-       << pct(w.fraction(w.stall_ps)) << " of the span) in " << w.stalls
+       << percent_of(w.stall_ps, w.span_ps()) << " of the span) in " << w.stalls
        << " descriptor writes held by a full queue\n";
-    os << "    queue        mean occupancy " << fmt("%.2f", w.occupancy_mean) << " of "
+    os << "    queue        mean occupancy " << (w.span_ps() ? fmt("%.2f", w.occupancy_mean) : std::string("n/a")) << " of "
        << s.queue_depth << ", max " << w.occupancy_max << ", full "
-       << pct(w.fraction(w.queue_full_ps)) << " of the span\n";
+       << percent_of(w.queue_full_ps, w.span_ps()) << " of the span\n";
     os << "    commands     " << w.commands << " (" << w.logical_bytes << " logical bytes)";
     const char* sep = ": ";
     for (int t = 0; t < kNumCommandTypes; ++t) {
@@ -128,8 +129,7 @@ void print_run_report(std::ostream& os, const std::string& title, const PeConfig
     if (!c.busy || (c.optional && r.busy_ps[int(c.component)] == 0)) continue;
     const uint64_t busy = r.busy_ps[int(c.component)];
     os << "    " << c.name << std::string(12 - std::string(c.name).size(), ' ')
-       << fmt("%12.3f", ns(busy)) << fmt("%12.1f%%", span ? 100.0 * double(busy) / double(span) : 0.0)
-       << "\n";
+       << fmt("%12.3f", ns(busy)) << lpad(percent_of(busy, span), 13) << "\n";
   }
   print_stats_summary(os, r.stats);
 }
@@ -156,7 +156,7 @@ nlohmann::json summary_skeleton(const std::string& bench, const PeConfig& cfg, c
     const uint64_t span = r.latency_ps();
     const uint64_t busy = r.busy_ps[int(c.component)];
     j["components"][c.name] = {{"busy_ns", ns(busy)},
-                               {"utilisation", span ? double(busy) / double(span) : 0.0}};
+                               {"utilisation", fraction_json(busy, span)}};
   }
   j["stats"] = to_json_without_launches(r.stats);
   return j;
