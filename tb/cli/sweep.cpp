@@ -58,16 +58,20 @@ int emit_jobs(const SweepRequest& rq, const kb::Bench& bench, const Grid& grid) 
       fs::absolute(rq.jobs_dir.empty() ? rq.emit_jobs + ".points" : rq.jobs_dir).lexically_normal().string();
   const std::string timeout = rq.timeout > 0 ? shortest(rq.timeout) : "";
 
-  // The identity of the sweep: everything its lines carry but the index.
-  std::vector<std::string> id_fields = {kb::kSweepPointFormat, bench.name, config, timeout,
-                                        std::to_string(rq.sets.size())};
-  id_fields.insert(id_fields.end(), rq.sets.begin(), rq.sets.end());
-  for (const Axis& a : grid.axes) {
-    id_fields.push_back(a.key);
-    id_fields.push_back(std::to_string(a.values.size()));
-    id_fields.insert(id_fields.end(), a.values.begin(), a.values.end());
-  }
-  const std::string id = kb::sweep_id(id_fields);
+  // The identity of the sweep: everything its lines carry but the index,
+  // written beside the points for --collect to check them against.
+  kb::SweepManifest manifest;
+  manifest.bench = bench.name;
+  manifest.config = config;
+  manifest.timeout = timeout;
+  manifest.sets = rq.sets;
+  for (const Axis& a : grid.axes) manifest.axes.emplace_back(a.key, a.values);
+  const std::string id = manifest.id();
+  const std::string manifest_path = dir + "/" + kb::kSweepManifestName;
+  check_distinct_paths({{"--emit-jobs", rq.emit_jobs},
+                        {"--emit-jobs's Slurm script", rq.emit_jobs + ".sbatch"},
+                        {"--jobs-dir", dir},
+                        {std::string("--jobs-dir's ") + kb::kSweepManifestName, manifest_path}});
 
   std::string prefix = kb::sh_quote(exe.string(), "kernbench's path") + " sweep " + kb::sh_quote(bench.name, "NAME");
   if (!config.empty()) prefix += " --config " + kb::sh_quote(config, "--config");
@@ -106,6 +110,9 @@ int emit_jobs(const SweepRequest& rq, const kb::Bench& bench, const Grid& grid) 
       << "exec sh -c \"$line\"\n";
   fs::create_directories(dir, ec);
   if (ec) throw kb::OutputError("cannot create the point folder '" + dir + "': " + ec.message());
+  const auto manifest_out = open_output(manifest_path, "sweep grid");
+  manifest_out->stream() << sweep_manifest_json(manifest).dump(1) << "\n";
+  manifest_out->commit();
   jobs_out->commit();
   sbatch_out->commit();
   std::cout << count << " jobs written to " << rq.emit_jobs << " (one sh command per line; run them with "
@@ -180,6 +187,10 @@ int collect_sweep(const SweepRequest& rq) {
     cells.push_back(p.cells);
     errors.push_back(p.error);
   }
+  // The CSV must not overwrite what it is made from.
+  const std::string manifest = rq.collect + "/" + kb::kSweepManifestName;
+  check_distinct_paths({{"--csv", rq.csv}, {std::string("--collect's ") + kb::kSweepManifestName, manifest, false}});
+  for (const kb::SweepPoint& p : points) check_distinct_paths({{"--csv", rq.csv}, {"--collect's point file", p.path, false}});
   const auto csv_out = open_output(rq.csv, "sweep CSV");
   return print_sweep(*bench, points.front().axes, values, cells, errors, csv_out.get(), rq.csv);
 }

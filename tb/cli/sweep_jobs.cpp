@@ -167,6 +167,46 @@ bool is_sweep_id(const std::string& s) {
          std::all_of(s.begin(), s.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
 }
 
+uint64_t SweepManifest::points() const {
+  uint64_t n = 1;
+  for (const auto& a : axes) n *= a.second.size();  // bounded by parse_sweep_manifest
+  return n;
+}
+
+std::vector<std::string> SweepManifest::values_at(uint64_t index) const {
+  std::vector<std::string> v(axes.size());
+  for (size_t a = axes.size(); a-- > 0;) {
+    v[a] = axes[a].second[index % axes[a].second.size()];
+    index /= axes[a].second.size();
+  }
+  return v;
+}
+
+std::string SweepManifest::id() const {
+  std::vector<std::string> fields = {kSweepPointFormat, bench, config, timeout, std::to_string(sets.size())};
+  fields.insert(fields.end(), sets.begin(), sets.end());
+  for (const auto& [key, values] : axes) {
+    fields.push_back(key);
+    fields.push_back(std::to_string(values.size()));
+    fields.insert(fields.end(), values.begin(), values.end());
+  }
+  return sweep_id(fields);
+}
+
+nlohmann::json sweep_manifest_json(const SweepManifest& m) {
+  nlohmann::json j;
+  j["format"] = kSweepManifestFormat;
+  j["sweep_id"] = m.id();
+  j["bench"] = m.bench;
+  j["config"] = m.config;
+  j["timeout"] = m.timeout;
+  j["sets"] = m.sets;
+  j["axes"] = nlohmann::json::array();
+  for (const auto& [key, values] : m.axes) j["axes"].push_back({{"key", key}, {"values", values}});
+  j["points"] = m.points();
+  return j;
+}
+
 nlohmann::json sweep_point_json(const SweepPoint& p) {
   nlohmann::json j;
   j["format"] = kSweepPointFormat;
@@ -284,6 +324,56 @@ SweepPoint parse_sweep_point(const std::string& text, const std::string& path, u
   return p;
 }
 
+SweepManifest parse_sweep_manifest(const std::string& text, const std::string& path, uint64_t max_points) {
+  // A manifest nests four deep (object, axes, axis, values).
+  if (json_depth(text) > 4) bad(path, "nested deeper than a sweep.json; not one");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    bad(path, std::string("not valid JSON: ") + e.what());
+  }
+  if (!j.is_object()) bad(path, "expected a JSON object");
+  if (j.value("format", nlohmann::json()) != kSweepManifestFormat) {
+    bad(path, std::string("not a kernbench sweep (expected \"format\": \"") + kSweepManifestFormat + "\")");
+  }
+  for (const auto& item : j.items()) {
+    const std::string& k = item.key();
+    static const char* const kKeys[] = {"format", "sweep_id", "bench", "config", "timeout", "sets", "axes", "points"};
+    if (std::find_if(std::begin(kKeys), std::end(kKeys), [&](const char* key) { return k == key; }) ==
+        std::end(kKeys)) {
+      bad(path, "unknown key '" + printable(k) + "'");
+    }
+  }
+  SweepManifest m;
+  const std::string id = text_field(j, "sweep_id", path);
+  m.bench = text_field(j, "bench", path);
+  m.config = text_field(j, "config", path);
+  m.timeout = text_field(j, "timeout", path);
+  m.sets = string_array(j, "sets", path);
+  const auto axes = j.find("axes");
+  if (axes == j.end() || !axes->is_array() || axes->empty()) bad(path, "expected 'axes' an array of {key, values}");
+  uint64_t points = 1;
+  for (const auto& a : *axes) {
+    if (!a.is_object() || a.size() != 2 || !a.contains("key") || !a.contains("values")) {
+      bad(path, "expected 'axes' an array of {key, values}");
+    }
+    std::pair<std::string, std::vector<std::string>> axis{text_field(a, "key", path), string_array(a, "values", path)};
+    check_csv_text(path, "axis", axis.first);
+    for (const std::string& v : axis.second) check_csv_text(path, "value", v);
+    if (axis.second.empty() || axis.second.size() > max_points || points > max_points / axis.second.size()) {
+      bad(path, "a grid of more than " + std::to_string(max_points) + " points, or an axis without values");
+    }
+    points *= axis.second.size();
+    m.axes.push_back(std::move(axis));
+  }
+  if (whole_number(j, "points", path) != points) {
+    bad(path, "'points' is not the product of the axes' value counts (" + std::to_string(points) + ")");
+  }
+  if (id != m.id()) bad(path, "'sweep_id' " + printable(id) + " is not the id of its fields (" + m.id() + "): edited");
+  return m;
+}
+
 std::vector<SweepPoint> collect_sweep_points(const std::string& dir, uint64_t max_points) {
   DIR* d = opendir(dir.c_str());
   if (!d) bad(dir, std::string("cannot read the folder: ") + std::strerror(errno));
@@ -311,6 +401,14 @@ std::vector<SweepPoint> collect_sweep_points(const std::string& dir, uint64_t ma
   }
   closedir(d);
   if (names.empty()) bad(dir, "holds no point file (point-INDEX.json)");
+  const std::string manifest_path = dir + (dir.back() == '/' ? "" : "/") + kSweepManifestName;
+  if (access(manifest_path.c_str(), F_OK) != 0) {
+    bad(dir, std::string("holds no ") + kSweepManifestName + " (--emit-jobs writes it beside the point files: "
+             "the grid each point is checked against)");
+  }
+  const SweepManifest manifest =
+      parse_sweep_manifest(read_point_file(manifest_path, kMaxCollectBytes), manifest_path, max_points);
+  const std::string manifest_id = manifest.id();
 
   std::vector<SweepPoint> points;
   uint64_t total = 0;
@@ -322,17 +420,25 @@ std::vector<SweepPoint> collect_sweep_points(const std::string& dir, uint64_t ma
     }
     SweepPoint p = parse_sweep_point(text, path, max_points);
     if (p.index != index) bad(path, "holds point " + std::to_string(p.index) + "; expected point " + std::to_string(index));
-    if (!points.empty()) {
-      const SweepPoint& first = points.front();
-      const std::string& first_path = names.begin()->second;
-      if (p.sweep_id != first.sweep_id || p.points != first.points || p.bench != first.bench ||
-          p.axes != first.axes) {
-        bad(path, "a point of another sweep than " + printable(first_path) + " (sweep " + p.sweep_id + " of " +
-                      std::to_string(p.points) + " points of '" + printable(p.bench) + "', against sweep " +
-                      first.sweep_id + " of " + std::to_string(first.points) + " points of '" +
-                      printable(first.bench) + "')");
-      }
+    std::vector<std::string> keys;
+    for (const auto& a : manifest.axes) keys.push_back(a.first);
+    if (p.sweep_id != manifest_id || p.points != manifest.points() || p.bench != manifest.bench || p.axes != keys) {
+      bad(path, std::string("a point of another sweep than ") + kSweepManifestName + " (sweep " + p.sweep_id + " of " +
+                    std::to_string(p.points) + " points of '" + printable(p.bench) + "', against sweep " +
+                    manifest_id + " of " + std::to_string(manifest.points()) + " points of '" +
+                    printable(manifest.bench) + "')");
     }
+    const std::vector<std::string> expected = manifest.values_at(p.index);
+    if (p.values != expected) {
+      auto assignments = [&keys](const std::vector<std::string>& v) {
+        std::string t;
+        for (size_t a = 0; a < v.size(); ++a) t += (a ? " " : "") + keys[a] + "=" + v[a];
+        return printable(t);
+      };
+      bad(path, "was run with " + assignments(p.values) + ", not with point " + std::to_string(p.index) +
+                    " of the sweep's grid (" + assignments(expected) + ")");
+    }
+    p.path = path;
     points.push_back(std::move(p));
   }
   try {

@@ -34,7 +34,25 @@ struct SweepPoint {
   std::vector<std::string> axes, values;  // axis keys and this point's values
   std::vector<std::pair<std::string, std::string>> cells;  // figure key, CSV cell
   std::string error;     // not empty: the run failed (no cells)
+  std::string path;      // the file it was read from (collect_sweep_points)
 };
+
+// The sweep an --emit-jobs wrote, as DIR/sweep.json beside its point files:
+// what its id is made of (bench, --config, --timeout, --set, the grid).
+// --collect checks the id against these fields and every point's values
+// against its place in the grid (docs/cli.md, Sweeps on many machines).
+inline constexpr char kSweepManifestFormat[] = "kernbench-sweep-1";
+inline constexpr char kSweepManifestName[] = "sweep.json";
+struct SweepManifest {
+  std::string bench, config, timeout;  // config: absolute path or ""; timeout: seconds or ""
+  std::vector<std::string> sets;
+  std::vector<std::pair<std::string, std::vector<std::string>>> axes;  // key, values
+  uint64_t points() const;  // the product of the axes' value counts
+  std::vector<std::string> values_at(uint64_t index) const;  // first axis slowest
+  std::string id() const;  // sweep_id of the fields above
+};
+nlohmann::json sweep_manifest_json(const SweepManifest& m);
+SweepManifest parse_sweep_manifest(const std::string& text, const std::string& path, uint64_t max_points);
 
 // `arg` quoted for POSIX sh: left bare when it is only [A-Za-z0-9_@%+=:,./-],
 // else in single quotes. Throws BenchError on a line break (`what` names
@@ -51,8 +69,9 @@ nlohmann::json sweep_point_json(const SweepPoint& p);
 SweepPoint parse_sweep_point(const std::string& text, const std::string& path, uint64_t max_points);
 
 // Every point-INDEX.json in `dir` (other names are ignored), checked to be
-// points 0 to N-1 of one sweep of a bench this kernbench knows, each once;
-// in index order. Throws BenchError.
+// points 0 to N-1 of the sweep in dir/sweep.json, of a bench this kernbench
+// knows, each once and each with its grid point's values; in index order.
+// Throws BenchError.
 std::vector<SweepPoint> collect_sweep_points(const std::string& dir, uint64_t max_points);
 
 }  // namespace kb

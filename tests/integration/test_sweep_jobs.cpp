@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tb/cli/sweep_jobs.h"
 #include "tests/test_files.h"
 
 namespace {
@@ -97,7 +98,16 @@ TEST(SweepJobs, ParallelRunCollectsTheLocalSweepByteForByte) {
     EXPECT_THAT(l, StartsWith(fs::canonical(KERNBENCH_BIN).string() + " sweep "));
   }
   ASSERT_TRUE(fs::is_directory(points));
-  EXPECT_TRUE(fs::is_empty(points)) << "--emit-jobs runs nothing";
+  // --emit-jobs runs nothing: the folder holds only the sweep's grid.
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(points)) names.push_back(e.path().filename().string());
+  EXPECT_EQ(names, std::vector<std::string>{"sweep.json"});
+  const kb::SweepManifest m = kb::parse_sweep_manifest(read_file(points + "/sweep.json"), "sweep.json", 10000);
+  EXPECT_EQ(m.bench, "gemm-tiled-single-op");
+  EXPECT_EQ(m.points(), 6u);
+  ASSERT_EQ(m.axes.size(), 2u);
+  EXPECT_EQ(m.axes[0].second, (std::vector<std::string>{"64", "128", "192"}));
+  EXPECT_EQ(m.values_at(4), (std::vector<std::string>{"192", "0.25"}));  // first axis slowest
 
   const CliResult par = sh("cd / && parallel --will-cite -j 2 < " + q(jobs));
   ASSERT_EQ(par.exit_code, 0) << par.out << par.err;
@@ -266,8 +276,38 @@ TEST(SweepJobs, CollectRefusesAnythingButOneWholeSweep) {
   ASSERT_EQ(sh("sed -n 3p " + q(other) + " | sh").exit_code, 0);
   const std::string good2 = read_file(p2);
   fs::copy_file(other + ".points/point-2.json", p2, fs::copy_options::overwrite_existing);
-  expect_refused(p2 + ": a point of another sweep than " + p0);
+  expect_refused(p2 + ": a point of another sweep than sweep.json");
   write_file(p2, good2);
+
+  // A job line edited by hand (another value, the sweep's id and index) is
+  // not a point of the grid in sweep.json.
+  const std::string p1_saved = read_file(p1);
+  ASSERT_EQ(sh("sed -n 2p " + q(jobs) + " | sed 's/tiles=2/tiles=7/' | sh").exit_code, 0);
+  expect_refused(p1 + ": was run with tiles=7, not with point 1 of the sweep's grid (tiles=2)");
+  write_file(p1, p1_saved);
+  // The grid file: there, not edited, of this sweep.
+  const std::string manifest = points + "/sweep.json", manifest_saved = read_file(manifest);
+  fs::remove(manifest);
+  expect_refused(points + ": holds no sweep.json");
+  nlohmann::json m = nlohmann::json::parse(manifest_saved);
+  m["axes"][0]["values"][1] = "7";
+  write_file(manifest, m.dump());
+  expect_refused(manifest + ": 'sweep_id' ");
+  expect_refused("is not the id of its fields");
+  m = nlohmann::json::parse(manifest_saved);
+  m["points"] = 4;
+  write_file(manifest, m.dump());
+  expect_refused(manifest + ": 'points' is not the product of the axes' value counts (3)");
+  write_file(manifest, manifest_saved);
+  // --csv onto what collect reads is bad input, and the file is kept.
+  for (const std::string& input : {p1, manifest}) {
+    const CliResult onto = run_cli({"sweep", "--collect", points, "--csv", input});
+    EXPECT_EQ(onto.exit_code, kExitBadInput) << onto.err;
+    EXPECT_THAT(onto.err, HasSubstr("are one file: the output would overwrite the input"));
+    EXPECT_EQ(onto.out, "");
+  }
+  EXPECT_EQ(read_file(p1), p1_saved);
+  EXPECT_EQ(read_file(manifest), manifest_saved);
 
   for (const auto& [text, needle] : std::vector<std::pair<std::string, std::string>>{
            {"{", "not valid JSON"},
@@ -309,10 +349,15 @@ TEST(SweepJobs, CollectRefusesAnythingButOneWholeSweep) {
     expect_refused(needle);
   }
   write_file(p1, good1);
-  // A bench this kernbench does not know, in every point.
+  // A bench this kernbench does not know, in sweep.json and every point,
+  // under the id of those fields.
+  kb::SweepManifest unknown = kb::parse_sweep_manifest(manifest_saved, manifest, 10000);
+  unknown.bench = "no-such-bench";
+  write_file(manifest, kb::sweep_manifest_json(unknown).dump());
   for (const std::string& p : {p0, p1, p2}) {
     nlohmann::json j = nlohmann::json::parse(read_file(p));
     j["bench"] = "no-such-bench";
+    j["sweep_id"] = unknown.id();
     write_file(p, j.dump());
   }
   expect_refused(points + ": points of unknown bench 'no-such-bench'");
@@ -337,6 +382,27 @@ TEST(SweepJobs, CollectRefusesAnythingButOneWholeSweep) {
   EXPECT_THAT(missing.err, HasSubstr("cannot read the folder: No such file or directory"));
 }
 
+// --emit-jobs checks each point of a mesh bench as a run does: what a
+// point would refuse is refused before a job exists.
+TEST(SweepJobs, EmitJobsRefusesAMeshPointThatARunRefuses) {
+  TempDir dir;
+  const std::string jobs = dir.file("jobs.txt");
+  for (const std::vector<std::string>& bad : std::vector<std::vector<std::string>>{
+           {"allreduce", "--param", "sizes=4096,8192", "--set", "topology.mesh.h=1", "--set", "topology.mesh.w=1",
+            "--set", "topology.cube.pes=1"},
+           {"allreduce", "--param", "sizes=4096,6"},
+       }) {
+    std::vector<std::string> a = {"sweep"};
+    a.insert(a.end(), bad.begin(), bad.end());
+    a.insert(a.end(), {"--emit-jobs", jobs});
+    const CliResult r = run_cli(a);
+    EXPECT_EQ(r.exit_code, kExitBadInput) << r.err;
+    EXPECT_THAT(r.err, HasSubstr("allreduce: "));
+    EXPECT_FALSE(fs::exists(jobs));
+    EXPECT_FALSE(fs::exists(jobs + ".points"));
+  }
+}
+
 // Options that do not go together are bad input, said so, and write nothing.
 TEST(SweepJobs, OptionsThatDoNotGoTogether) {
   TempDir dir;
@@ -355,6 +421,8 @@ TEST(SweepJobs, OptionsThatDoNotGoTogether) {
            {{"--emit-jobs", jobs, "--config", newline_config}, "--config holds a line break"},
            {{"--emit-jobs", ""}, "--emit-jobs: expected a path, got ''"},
            {{"--emit-jobs", jobs, "--jobs-dir", ""}, "--jobs-dir: expected a path, got ''"},
+           {{"--emit-jobs", jobs, "--jobs-dir", jobs}, "--emit-jobs '" + jobs + "' and --jobs-dir '"},
+           {{"--emit-jobs", jobs, "--jobs-dir", jobs + ".sbatch"}, "are one file: two outputs would overwrite"},
        }) {
     std::vector<std::string> a = sweep;
     a.insert(a.end(), extra.begin(), extra.end());
