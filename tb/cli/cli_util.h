@@ -21,8 +21,10 @@ constexpr int kExitBadInput = 2;
 // characters and bytes from 0x7f escaped as \xNN).
 std::string shown(const std::string& s);
 // A message from outside the process (a point file's error) as one safe
-// line for a terminal: control characters and DEL escaped as \xNN, not cut;
-// other bytes (UTF-8) kept.
+// line for a terminal: control characters, DEL and bytes that are not UTF-8
+// escaped as \xNN, C1 controls (U+0080..U+009F) as \u00NN, other UTF-8
+// kept; cut after about kTerminalSafeMax bytes, saying the full length.
+constexpr size_t kTerminalSafeMax = 1000;
 std::string terminal_safe(const std::string& s);
 
 // JSON for the user's files: invalid UTF-8 in a name is replaced, not thrown on.

@@ -4,7 +4,7 @@
 
 #include <cstdio>
 #include <optional>
-#include <sstream>
+#include <set>
 
 #include "models/util/checked.h"
 #include "tb/cli/cli_util.h"
@@ -17,13 +17,22 @@ namespace {
 Axis parse_axis(const std::string& text) {
   const auto eq = text.find('=');
   if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) {
-    throw kb::BenchError("--param " + text + ": expected KEY=V1,V2,...");
+    throw kb::BenchError("--param " + shown(text) + ": expected KEY=V1,V2,...");
   }
   Axis a{text.substr(0, eq), {}, text.rfind("pe.", 0) == 0 || text.rfind("topology.", 0) == 0};
-  std::stringstream ss(text.substr(eq + 1));
-  for (std::string v; std::getline(ss, v, ',');) {
-    if (v.empty()) throw kb::BenchError("--param " + text + ": empty value");
+  // Every comma separates two values: "1,2," has an empty third one.
+  std::set<std::string> seen;
+  for (size_t start = eq + 1;;) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    const std::string v = text.substr(start, comma - start);
+    if (v.empty()) throw kb::BenchError("--param " + shown(text) + ": empty value (a comma at an end, or two together)");
+    if (!seen.insert(v).second) {
+      throw kb::BenchError("--param " + shown(text) + ": '" + shown(v) +
+                           "' is listed twice; expected distinct values (each point once)");
+    }
     a.values.push_back(v);
+    if (comma == text.size()) break;
+    start = comma + 1;
   }
   return a;
 }
@@ -46,8 +55,10 @@ Grid build_grid(const std::vector<std::string>& axes_text) {
   {
     std::string grid;
     std::optional<uint64_t> count = 1;
-    for (const Axis& a : axes) {
-      grid += (grid.empty() ? "" : " x ") + shown(a.key) + " (" + std::to_string(a.values.size()) + " values)";
+    for (size_t i = 0; i < axes.size(); ++i) {
+      const Axis& a = axes[i];
+      if (i < 8) grid += (grid.empty() ? "" : " x ") + shown(a.key) + " (" + std::to_string(a.values.size()) + " values)";
+      if (i == 8) grid += " x ... (" + std::to_string(axes.size()) + " axes)";  // one line of a readable length
       if (count) count = kb::checked_mul(*count, a.values.size());
     }
     if (!count || *count > kMaxSweepPoints) {

@@ -408,6 +408,12 @@ TEST(Cli, SweepGridIsBoundedBeforeItIsBuilt) {
   // A key given as two axes.
   expect_bad_input(run_cli({"sweep", "softmax-merge", "--param", "tiles=1", "--param", "tiles=2"}),
                    {"--param tiles=2: axis 'tiles' is given twice; expected each key once"});
+  // A value twice on an axis, and an empty value at either end or between.
+  expect_bad_input(run_cli({"sweep", "softmax-merge", "--param", "tiles=1,2,1"}),
+                   {"--param tiles=1,2,1: '1' is listed twice; expected distinct values"});
+  for (const std::string empty : {"tiles=1,", "tiles=,1", "tiles=1,,2"}) {
+    expect_bad_input(run_cli({"sweep", "softmax-merge", "--param", empty}), {"--param " + empty + ": empty value"});
+  }
 }
 
 // A golden folder that cannot be read is one error on stderr, before any

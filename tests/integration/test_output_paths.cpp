@@ -92,6 +92,21 @@ TEST(OutputPaths, ANewFileByTwoSpellingsIsTheSameFile) {
   EXPECT_EQ(names_in(dir.file("")), std::vector<std::string>{});
 }
 
+// A symlink to a file not there yet (absolute or relative, through a
+// second link) is the file it will create.
+TEST(OutputPaths, ASymlinkToANewFileIsThatFile) {
+  TempDir dir;
+  fs::create_symlink(dir.file("new.json"), dir.file("abs.json"));
+  fs::create_symlink("new.json", dir.file("rel.json"));
+  fs::create_symlink("rel.json", dir.file("twice.json"));
+  for (const std::string link : {"abs.json", "rel.json", "twice.json"}) {
+    const CliResult r = run_cli({"run", kBench, "--trace", dir.file("new.json"), "--stats", dir.file(link)});
+    EXPECT_EQ(r.exit_code, 2) << link << ": " << r.err;
+    EXPECT_THAT(r.err, HasSubstr("are one file"));
+  }
+  EXPECT_FALSE(fs::exists(dir.file("new.json")));
+}
+
 TEST(OutputPaths, ReplayOutputOntoItsStreamIsRefused) {
   TempDir dir;
   const std::string stream = dir.file("s.txt");
