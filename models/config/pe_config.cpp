@@ -348,7 +348,10 @@ void render(const YAML::Node& node, std::string& out, size_t limit) {
 std::string describe(const YAML::Node& node) {
   if (node.IsScalar()) {
     // yaml-cpp tags quoted scalars "!": they are strings, never numbers.
-    return (node.Tag() == "!" ? "quoted string '" : "'") + cut(node.Scalar()) + "'";
+    if (node.Tag() == "!") return "quoted string '" + cut(node.Scalar()) + "'";
+    // An explicit tag (!!str 64) says what the value is: not a plain one.
+    if (node.Tag() != "?" && !node.Tag().empty()) return "'" + cut(node.Scalar()) + "' tagged " + cut(node.Tag());
+    return "'" + cut(node.Scalar()) + "'";
   }
   if (node.IsSequence() || node.IsMap()) {
     std::string text;
@@ -399,7 +402,8 @@ std::string store(const std::string& text, const Entry& e, PeConfig& cfg) {
 void store_node(PeConfig& cfg, const Entry& e, const YAML::Node& node,
                 const std::string& source) {
   const std::string head = std::string("key '") + e.key + "': expected ";
-  if (!node.IsScalar() || node.Tag() == "!") {
+  // A quoted or explicitly tagged scalar is not a plain value (plain: "?").
+  if (!node.IsScalar() || (node.Tag() != "?" && !node.Tag().empty())) {
     fail(source, head + expected_text(e.kind, e.range) + ", got " + describe(node));
   }
   std::string expected = store(node.Scalar(), e, cfg);

@@ -350,6 +350,17 @@ TEST(PeConfigErrors, StringWhereFloatExpected) {
                                 "expected a number in [0, 1000], got 'fast'"));
 }
 
+// A quoted or tagged scalar is what it says, a string (or the tag's
+// type), not the plain number its text spells: refused, naming the tag.
+TEST(PeConfigErrors, TaggedOrQuotedScalarIsNotAPlainValue) {
+  EXPECT_THAT(error_of("", {"pe.attrs.tile.m=!!str 64"}),
+              HasSubstr("key 'pe.attrs.tile.m': expected an integer in [1, "));
+  EXPECT_THAT(error_of("", {"pe.attrs.tile.m=!!str 64"}), HasSubstr("got '64' tagged tag:yaml.org,2002:str"));
+  EXPECT_THAT(error_of("", {"pe.attrs.tile.m=!custom 64"}), HasSubstr("got '64' tagged !custom"));
+  EXPECT_THAT(error_of("", {"pe.attrs.clock_freq_ghz='1.0'"}), HasSubstr("got quoted string '1.0'"));
+  EXPECT_EQ(load_pe_config("", {"pe.attrs.tile.m=64"}).tile.m, 64u);
+}
+
 TEST(PeConfigErrors, FractionWhereIntegerExpected) {
   EXPECT_THAT(error_of(kData + "queue_depth_float.yaml"),
               HasSubstr(kData + "queue_depth_float.yaml:4: key "
