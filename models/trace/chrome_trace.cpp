@@ -298,6 +298,7 @@ TraceWindow parse_trace_window(const std::string& text) {
     throw std::invalid_argument("START (" + std::to_string(w.start_ps) + " ps) must be before END (" +
                                 std::to_string(w.end_ps) + " ps)");
   }
+  w.given = true;
   return w;
 }
 
@@ -308,7 +309,7 @@ ChromeTrace::ChromeTrace(std::ostream& out, TraceWindow window) : out_(out), win
   o.lit("{\"otherData\":{\"generator\":\"kernbench-sc\",\"schema_version\":");
   o.i64(kSchemaVersion);
   o.lit(",\"time_unit\":\"ts and dur in microseconds; args.start_ps / end_ps exact picoseconds\"");
-  if (!window_.whole()) {  // TraceWindow: a partial trace says which span
+  if (window_.given || !window_.whole()) {  // TraceWindow: a windowed trace says which span
     o.lit(",\"trace_window\":{\"start_ps\":");
     o.u64(window_.start_ps);
     o.lit(",\"end_ps\":");

@@ -78,6 +78,7 @@ struct TraceSpan {
 struct TraceWindow {
   uint64_t start_ps = 0;
   uint64_t end_ps = std::numeric_limits<uint64_t>::max();
+  bool given = false;  // --trace-window was given: otherData says so, even for all of time
   bool whole() const { return start_ps == 0 && end_ps == std::numeric_limits<uint64_t>::max(); }
   // Whether a slice [s, e) overlaps the window (see the file comment).
   bool keeps(uint64_t s, uint64_t e) const {

@@ -347,4 +347,17 @@ TEST(TraceWindowCli, RunReplayAndSystemBenchWriteTheWindow) {
   }
 }
 
+// A window over all of time keeps every event, and the trace still says
+// which window was given.
+TEST(TraceWindowCli, AWindowOverAllOfTimeIsStillStated) {
+  TempDir dir;
+  const std::string trace = dir.file("w.json");
+  const kb::test::CliResult c = kb::test::run_program(
+      KERNBENCH_BIN, {"run", "gemm-composite", "--trace", trace, "--trace-window", "0:18446744073709551615"});
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  const json j = json::parse(read_file(trace));
+  EXPECT_EQ(j["otherData"]["trace_window"]["start_ps"], 0u);
+  EXPECT_EQ(j["otherData"]["trace_window"]["end_ps"], 18446744073709551615u);
+}
+
 }  // namespace
