@@ -10,6 +10,7 @@
 #include <charconv>
 #include <cstdio>
 #include <cstring>
+#include <initializer_list>
 #include <map>
 #include <optional>
 
@@ -260,11 +261,12 @@ void check_cell(const std::string& path, const std::string& cell) {
   if (!ok) bad(path, "a cell '" + printable(cell) + "' that is not a CSV cell as a sweep writes it");
 }
 
-}  // namespace
-
-SweepPoint parse_sweep_point(const std::string& text, const std::string& path, uint64_t max_points) {
-  // A point file nests three deep (object, cells, pair).
-  if (json_depth(text) > 3) bad(path, "nested deeper than a point file; not a point file");
+// One of --collect's JSON files: nested at most `max_depth` (checked before
+// parsing: the parser and the value's destructor recurse), an object whose
+// "format" is `format` and whose keys are all in `keys`.
+nlohmann::json checked_object(const std::string& text, const std::string& path, int max_depth, const char* what,
+                              const char* kind, const char* format, std::initializer_list<const char*> keys) {
+  if (json_depth(text) > max_depth) bad(path, std::string("nested deeper than ") + what + "; not " + what);
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);
@@ -272,18 +274,25 @@ SweepPoint parse_sweep_point(const std::string& text, const std::string& path, u
     bad(path, std::string("not valid JSON: ") + e.what());
   }
   if (!j.is_object()) bad(path, "expected a JSON object");
-  if (j.value("format", nlohmann::json()) != kSweepPointFormat) {
-    bad(path, std::string("not a kernbench sweep point (expected \"format\": \"") + kSweepPointFormat + "\")");
+  if (j.value("format", nlohmann::json()) != format) {
+    bad(path, std::string("not a kernbench ") + kind + " (expected \"format\": \"" + format + "\")");
   }
   for (const auto& item : j.items()) {
     const std::string& k = item.key();  // not a structured binding: C++17 lambdas cannot capture one (clang)
-    static const char* const kKeys[] = {"format", "sweep_id", "bench", "index", "points",
-                                        "axes",   "values",   "cells", "error"};
-    if (std::find_if(std::begin(kKeys), std::end(kKeys), [&](const char* key) { return k == key; }) ==
-        std::end(kKeys)) {
+    if (std::find_if(keys.begin(), keys.end(), [&](const char* key) { return k == key; }) == keys.end()) {
       bad(path, "unknown key '" + printable(k) + "'");
     }
   }
+  return j;
+}
+
+}  // namespace
+
+SweepPoint parse_sweep_point(const std::string& text, const std::string& path, uint64_t max_points) {
+  // A point file nests three deep (object, cells, pair).
+  const nlohmann::json j = checked_object(text, path, 3, "a point file", "sweep point", kSweepPointFormat,
+                                          {"format", "sweep_id", "bench", "index", "points", "axes", "values",
+                                           "cells", "error"});
   SweepPoint p;
   p.sweep_id = text_field(j, "sweep_id", path);
   if (!is_sweep_id(p.sweep_id)) bad(path, "expected 'sweep_id' 16 hex digits");
@@ -326,25 +335,9 @@ SweepPoint parse_sweep_point(const std::string& text, const std::string& path, u
 
 SweepManifest parse_sweep_manifest(const std::string& text, const std::string& path, uint64_t max_points) {
   // A manifest nests four deep (object, axes, axis, values).
-  if (json_depth(text) > 4) bad(path, "nested deeper than a sweep.json; not one");
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    bad(path, std::string("not valid JSON: ") + e.what());
-  }
-  if (!j.is_object()) bad(path, "expected a JSON object");
-  if (j.value("format", nlohmann::json()) != kSweepManifestFormat) {
-    bad(path, std::string("not a kernbench sweep (expected \"format\": \"") + kSweepManifestFormat + "\")");
-  }
-  for (const auto& item : j.items()) {
-    const std::string& k = item.key();
-    static const char* const kKeys[] = {"format", "sweep_id", "bench", "config", "timeout", "sets", "axes", "points"};
-    if (std::find_if(std::begin(kKeys), std::end(kKeys), [&](const char* key) { return k == key; }) ==
-        std::end(kKeys)) {
-      bad(path, "unknown key '" + printable(k) + "'");
-    }
-  }
+  const nlohmann::json j = checked_object(text, path, 4, "a sweep.json", "sweep", kSweepManifestFormat,
+                                          {"format", "sweep_id", "bench", "config", "timeout", "sets", "axes",
+                                           "points"});
   SweepManifest m;
   const std::string id = text_field(j, "sweep_id", path);
   m.bench = text_field(j, "bench", path);
