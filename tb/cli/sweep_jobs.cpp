@@ -13,6 +13,7 @@
 #include <initializer_list>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "tb/benches/bench_registry.h"
 
@@ -271,7 +272,7 @@ nlohmann::json checked_object(const std::string& text, const std::string& path, 
   try {
     j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
-    bad(path, std::string("not valid JSON: ") + e.what());
+    bad(path, std::string("not valid JSON: ") + printable(e.what()));
   }
   if (!j.is_object()) bad(path, "expected a JSON object");
   if (j.value("format", nlohmann::json()) != format) {
@@ -354,6 +355,13 @@ SweepManifest parse_sweep_manifest(const std::string& text, const std::string& p
     std::pair<std::string, std::vector<std::string>> axis{text_field(a, "key", path), string_array(a, "values", path)};
     check_csv_text(path, "axis", axis.first);
     for (const std::string& v : axis.second) check_csv_text(path, "value", v);
+    // As build_grid: each key once, each value once on its axis.
+    for (const auto& before : m.axes) {
+      if (before.first == axis.first) bad(path, "axis '" + printable(axis.first) + "' twice");
+    }
+    if (std::set<std::string>(axis.second.begin(), axis.second.end()).size() != axis.second.size()) {
+      bad(path, "a value twice on axis '" + printable(axis.first) + "'");
+    }
     if (axis.second.empty() || axis.second.size() > max_points || points > max_points / axis.second.size()) {
       bad(path, "a grid of more than " + std::to_string(max_points) + " points, or an axis without values");
     }
@@ -434,10 +442,20 @@ std::vector<SweepPoint> collect_sweep_points(const std::string& dir, uint64_t ma
     p.path = path;
     points.push_back(std::move(p));
   }
+  const Bench* bench = nullptr;
   try {
-    (void)BenchRegistry::instance().get(points.front().bench);
+    bench = &BenchRegistry::instance().get(points.front().bench);
   } catch (const BenchError& e) {
     bad(dir, std::string("points of ") + e.what());
+  }
+  // Each axis one a sweep of this bench can have: a configuration key or a
+  // parameter of the bench.
+  for (const auto& axis : manifest.axes) {
+    const std::string& key = axis.first;  // not a structured binding: a lambda captures it (clang, C++17)
+    if (key.rfind("pe.", 0) == 0 || key.rfind("topology.", 0) == 0) continue;
+    if (std::none_of(bench->params.begin(), bench->params.end(), [&key](const BenchParam& bp) { return bp.name == key; })) {
+      bad(manifest_path, "axis '" + printable(key) + "' is not a parameter of bench '" + printable(bench->name) + "'");
+    }
   }
   if (points.size() != points.front().points) {
     std::string missing;

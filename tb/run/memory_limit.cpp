@@ -83,7 +83,7 @@ void check_fits(const MemoryEstimate& e, const MemoryLimit& limit) {
 }
 
 uint64_t parse_memory_size(const std::string& text) {
-  const auto bad = [&text](const std::string& why) {
+  const auto bad = [](const std::string& why) {
     return std::invalid_argument(why + "; expected a whole number with a unit B, KiB, MiB, GiB or TiB, e.g. 4GiB");
   };
   size_t i = 0;

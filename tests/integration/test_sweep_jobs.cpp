@@ -382,6 +382,45 @@ TEST(SweepJobs, CollectRefusesAnythingButOneWholeSweep) {
   EXPECT_THAT(missing.err, HasSubstr("cannot read the folder: No such file or directory"));
 }
 
+// A sweep.json under the id of its own fields but with a grid --emit-jobs
+// never writes: an axis twice, a value twice, an axis the bench has not.
+TEST(SweepJobs, CollectRefusesAGridASweepCannotHave) {
+  TempDir dir;
+  const std::string points = dir.file("pts"), manifest = points + "/sweep.json";
+  fs::create_directory(points);
+  auto expect_refused = [&](const kb::SweepManifest& m, const std::string& needle) {
+    write_file(manifest, kb::sweep_manifest_json(m).dump());
+    for (uint64_t i = 0; i < m.points(); ++i) {
+      nlohmann::json p = {{"format", kb::kSweepPointFormat}, {"sweep_id", m.id()}, {"bench", m.bench},
+                          {"index", i}, {"points", m.points()}, {"values", m.values_at(i)}, {"cells", nlohmann::json::array()}};
+      for (const auto& a : m.axes) p["axes"].push_back(a.first);
+      write_file(points + "/point-" + std::to_string(i) + ".json", p.dump());
+    }
+    const CliResult r = run_cli({"sweep", "--collect", points});
+    EXPECT_EQ(r.exit_code, kExitBadInput) << r.err;
+    EXPECT_THAT(r.err, HasSubstr(needle));
+    EXPECT_EQ(r.out, "");
+    for (uint64_t i = 0; i < m.points(); ++i) fs::remove(points + "/point-" + std::to_string(i) + ".json");
+  };
+  kb::SweepManifest m;
+  m.bench = "softmax-merge";
+  m.axes = {{"tiles", {"1", "2"}}, {"tiles", {"3"}}};
+  expect_refused(m, manifest + ": axis 'tiles' twice");
+  m.axes = {{"tiles", {"1", "1"}}};
+  expect_refused(m, manifest + ": a value twice on axis 'tiles'");
+  m.axes = {{"no_such_param", {"1", "2"}}};
+  expect_refused(m, manifest + ": axis 'no_such_param' is not a parameter of bench 'softmax-merge'");
+  m.axes = {{"tiles", {"1", "2"}}};  // the same grid as it should be: merged
+  write_file(manifest, kb::sweep_manifest_json(m).dump());
+  for (uint64_t i = 0; i < 2; ++i) {
+    nlohmann::json p = {{"format", kb::kSweepPointFormat}, {"sweep_id", m.id()}, {"bench", m.bench}, {"index", i},
+                        {"points", 2}, {"axes", {"tiles"}}, {"values", m.values_at(i)}, {"cells", nlohmann::json::array()}};
+    write_file(points + "/point-" + std::to_string(i) + ".json", p.dump());
+  }
+  const CliResult ok = run_cli({"sweep", "--collect", points});
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+}
+
 // --emit-jobs checks each point of a mesh bench as a run does: what a
 // point would refuse is refused before a job exists.
 TEST(SweepJobs, EmitJobsRefusesAMeshPointThatARunRefuses) {
