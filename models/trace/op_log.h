@@ -106,21 +106,18 @@ class OpLog {
   // order. begin_launch() and close() flush; so does time moving on. Call
   // it at the end of a run, before reading records() or the statistics.
   void flush();
-  // Passes on what has ended before `now_ps`: the held records of an
-  // earlier instant and a record added ahead that has ended. Nothing later
-  // is touched. Returns the earliest end a record passed on from now on can
-  // have: now_ps, or the held instant when the log is passing it on already
-  // (settle() called from one of its sinks). A reader merging several logs
-  // (a mesh's op log, tb/run/mesh_op_log.h) takes every record ending
-  // before the least of these as final.
+  // Passes on the held records of an instant before `now_ps` (time has
+  // moved on: no record can join them). Returns the earliest end a record
+  // passed on from now on can have: now_ps; the end of a record added ahead
+  // (it may still be cancelled, so it stays held); or the held instant when
+  // the log is passing it on already (settle() called from one of its
+  // sinks). A reader merging several logs (a mesh's op log,
+  // tb/run/mesh_op_log.h) takes every record ending before the least of
+  // these as final.
   uint64_t settle(uint64_t now_ps) {
     if (emitting_) return instant_ps_;
-    if (has_ahead_ && ahead_.end_ps < now_ps) {
-      has_ahead_ = false;
-      add(ahead_);
-    }
     if (!instant_.empty() && instant_ps_ < now_ps) emit_instant();
-    return now_ps;
+    return has_ahead_ && ahead_.end_ps < now_ps ? ahead_.end_ps : now_ps;
   }
   // Whether records are kept or streamed; when not, producers call
   // account() instead of building a record (the per-command fast path).

@@ -67,7 +67,13 @@ struct Outcome {
 struct ChildTimeout {
   double seconds = 0;
   double named_s = 0;
-  ChildTimeout(double s = 0, double named = 0) : seconds(s), named_s(named) {}  // implicit: a double is seconds
+  ChildTimeout(double s = 0) : seconds(s) {}  // NOLINT(google-explicit-constructor): a double is seconds
+  // `budget_s` left of a limit of `limit_s`, which the message names.
+  static ChildTimeout remaining(double budget_s, double limit_s) {
+    ChildTimeout t(budget_s);
+    t.named_s = limit_s;
+    return t;
+  }
   double named() const { return named_s > 0 ? named_s : seconds; }
 };
 

@@ -9,8 +9,14 @@
 // at the model's time or later (a PE's op log holds an instant until time
 // moves on, settle() passes it on; a link books a transfer when it is
 // asked, ending then or later). So the rows ending before now are written
-// once every PE's log has settled; that happens when many rows are
-// pending, and at finish().
+// once every PE's log has settled; that happens every kSettleRecords PE
+// records, and at finish().
+//
+// Settling passes a PE's held instant on to all of its log's sinks, a
+// trace among them, earlier than time moving on would. So that a trace is
+// the same with or without the op log, a mesh run with a trace makes a
+// MeshOpLog without an output too: it only settles the logs, at the same
+// records.
 #pragma once
 
 #include <cstdint>
@@ -27,7 +33,8 @@ namespace kb {
 class MeshOpLog {
  public:
   // pe_names[i] names pe_logs[i]; link_names the links, in their order.
-  MeshOpLog(std::ostream& out, std::vector<OpLog*> pe_logs, std::vector<std::string> pe_names,
+  // `out` null: no op log, the logs are only settled (above).
+  MeshOpLog(std::ostream* out, std::vector<OpLog*> pe_logs, std::vector<std::string> pe_names,
             std::vector<std::string> link_names);
   ~MeshOpLog();
   MeshOpLog(const MeshOpLog&) = delete;
@@ -52,15 +59,17 @@ class MeshOpLog {
   class PeSink;
   bool before(const Row& a, const Row& b) const;
   void add(Row row);
+  void pe_record(uint32_t source, const OpRecord& r);
+  void settle();
   void drain(uint64_t before_ps);  // writes every row ending before before_ps
   void write(const Row& row);
 
-  std::ostream& out_;
+  std::ostream* out_;
   std::vector<OpLog*> pe_logs_;
   std::vector<std::string> names_;
   std::vector<std::unique_ptr<PeSink>> sinks_;
   std::priority_queue<Row, std::vector<Row>, Later> pending_;
-  size_t settle_at_;          // pending rows that make the next settle
+  uint64_t records_since_settle_ = 0;
   size_t peak_pending_ = 0;
   uint64_t written_before_ps_ = 0;  // every row ending before this is written
   bool settling_ = false;

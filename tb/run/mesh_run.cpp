@@ -51,7 +51,7 @@ MeshRunResult run_mesh_in_process(const MeshRunSpec& spec) {
       every_pe.push_back(&top->pe(g));
       every_pe.back()->op_log().configure(false, "");  // the records go to the mesh's op log, not kept
     }
-    if (oplog_out) {
+    if (oplog_out || trace_out) {  // with a trace alone, to settle the logs as with an op log (mesh_op_log.h)
       std::vector<OpLog*> logs;
       std::vector<std::string> pe_names, link_names;
       for (Pe* pe : every_pe) {
@@ -59,7 +59,7 @@ MeshRunResult run_mesh_in_process(const MeshRunSpec& spec) {
         pe_names.push_back(pe->name());
       }
       for (size_t i = 0; i < top->links(); ++i) link_names.push_back(top->link(i).name());
-      oplog = std::make_unique<MeshOpLog>(oplog_out->stream(), std::move(logs), std::move(pe_names),
+      oplog = std::make_unique<MeshOpLog>(oplog_out ? &oplog_out->stream() : nullptr, std::move(logs), std::move(pe_names),
                                           std::move(link_names));
     }
     // As a single-PE run's process: op log, occupancy counter, launches.
@@ -228,7 +228,7 @@ MeshRunResult run_mesh_isolated(const MeshRunSpec& spec) {
         SparseMemory::set_storage_limit(storage_cap);
         return to_json(run_mesh_in_process(spec));
       },
-      ChildTimeout(budget, spec.timeout_s)));
+      ChildTimeout::remaining(budget, spec.timeout_s)));
 }
 
 }  // namespace kb
