@@ -26,7 +26,7 @@ namespace {
 size_t utf8_length(const std::string& s, size_t i) {
   const auto b = [&s](size_t k) { return static_cast<unsigned char>(s[k]); };
   const unsigned char c = b(i);
-  const size_t n = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
+  const size_t n = c >= 0xf5 ? 0 : c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 ? 2 : 0;
   if (n == 0 || i + n > s.size()) return 0;
   for (size_t k = 1; k < n; ++k)
     if ((b(i + k) & 0xc0) != 0x80) return 0;
@@ -36,11 +36,11 @@ size_t utf8_length(const std::string& s, size_t i) {
 }
 }  // namespace
 
-std::string terminal_safe(const std::string& s) {
+std::string terminal_safe(const std::string& s, size_t max) {
   static const char kHex[] = "0123456789abcdef";
   std::string out;
   size_t i = 0;
-  for (; i < s.size() && out.size() < kTerminalSafeMax; ) {
+  while (i < s.size() && out.size() < max) {
     const unsigned char c = static_cast<unsigned char>(s[i]);
     const size_t n = c < 0x80 ? 1 : utf8_length(s, i);
     // C0 controls, DEL, C1 controls (U+0080..U+009F: 0xc2 0x80..0x9f, which

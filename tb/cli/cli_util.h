@@ -2,6 +2,7 @@
 // value shown in a message, and the outputs of the CLI's own process.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -23,9 +24,10 @@ std::string shown(const std::string& s);
 // A message from outside the process (a point file's error) as one safe
 // line for a terminal: control characters, DEL and bytes that are not UTF-8
 // escaped as \xNN, C1 controls (U+0080..U+009F) as \u00NN, other UTF-8
-// kept; cut after about kTerminalSafeMax bytes, saying the full length.
+// kept; cut after about `max` bytes, saying the full length. A run's own
+// error (a deadlock naming every blocked PE) is given no cap.
 constexpr size_t kTerminalSafeMax = 1000;
-std::string terminal_safe(const std::string& s);
+std::string terminal_safe(const std::string& s, size_t max = kTerminalSafeMax);
 
 // JSON for the user's files: invalid UTF-8 in a name is replaced, not thrown on.
 std::string dump(const nlohmann::json& j);

@@ -58,7 +58,8 @@ int goldens(bool update, const std::string& dir, int jobs) {
       actuals[i] = kb::golden_figures(benches[i], pe_results[k]);
       ok[i] = true;
     } else {
-      std::cerr << "kernbench: bench '" << benches[i].name << "' failed: " << pe_results[k].error << "\n";
+      std::cerr << "kernbench: bench '" << benches[i].name << "' failed: " << terminal_safe(pe_results[k].error, SIZE_MAX)
+                << "\n";
       ++failed;
     }
   }
@@ -68,7 +69,7 @@ int goldens(bool update, const std::string& dir, int jobs) {
       actuals[i] = kb::golden_run(benches[i]);
       ok[i] = true;
     } catch (const std::exception& e) {
-      std::cerr << "kernbench: bench '" << benches[i].name << "' failed: " << e.what() << "\n";
+      std::cerr << "kernbench: bench '" << benches[i].name << "' failed: " << terminal_safe(e.what(), SIZE_MAX) << "\n";
       ++failed;
     }
   }

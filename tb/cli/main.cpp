@@ -34,6 +34,13 @@ int main(int argc, char** argv) {
       "mismatch) or an output could not be written; 2 bad input; 128+N ended by signal N "
       "(SIGINT, SIGTERM, SIGHUP: runs are stopped, no output is left half-written)."};
   app.require_subcommand(1);
+  // CLI11's messages quote the arguments: their first line escaped as every
+  // other error is (tb/cli/cli_util.h), the "Run with --help" hint kept.
+  app.failure_message([](const CLI::App* a, const CLI::Error& e) {
+    const std::string text = CLI::FailureMessage::simple(a, e);
+    const size_t first = text.find('\n');
+    return first == std::string::npos ? terminal_safe(text) : terminal_safe(text.substr(0, first)) + text.substr(first);
+  });
   const std::vector<Subcommand> subcommands = {add_list(app),   add_run(app),     add_sweep(app), add_replay(app),
                                                add_config(app), add_goldens(app), add_perf(app)};
 

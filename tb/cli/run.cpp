@@ -33,7 +33,7 @@ int run_system(const Bench& bench, const BenchParams& p, const PeConfig& cfg, co
                            SystemOutputs{c.oplog, c.outputs.trace, c.outputs.vcd, c.outputs.stats, c.timeout,
                                          c.outputs.trace_window, c.max_memory});
   } catch (const SystemRunError& e) {
-    std::cerr << "kernbench: run '" << bench.name << "' failed: " << e.what() << "\n";
+    std::cerr << "kernbench: run '" << bench.name << "' failed: " << terminal_safe(e.what(), SIZE_MAX) << "\n";
     return kExitRunFailed;
   }
   bench.system_report(std::cout, p, cfg, figures);

@@ -59,7 +59,7 @@ int report_run(const std::string& title, const std::string& name, const RunResul
                const Bench* bench, const BenchParams* params, const std::string& oplog, OutputFile* json,
                const Outputs& outputs) {
   if (!r.ok) {
-    std::cerr << "kernbench: " << title << " failed: " << r.error << "\n";
+    std::cerr << "kernbench: " << title << " failed: " << terminal_safe(r.error, SIZE_MAX) << "\n";
     return kExitRunFailed;
   }
   if (bench && bench->report) bench->report(std::cout, *params, cfg, r);

@@ -17,16 +17,29 @@ namespace {
 using kb::cli::terminal_safe;
 using ::testing::HasSubstr;
 
-// No byte a terminal acts on: C0 (but the final line end), DEL, and no C1
-// control as UTF-8 (0xc2 0x80..0x9f) or as a lone byte (0x80..0x9f).
+// No byte a terminal acts on: well-formed UTF-8 (RFC 3629) without C0
+// controls (but the final line end), DEL or C1 controls (U+0080..U+009F).
 void expect_terminal_clean(const std::string& text) {
-  for (size_t i = 0; i < text.size(); ++i) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    EXPECT_FALSE((c < 0x20 && c != '\n') || c == 0x7f) << "byte " << int(c) << " at " << i;
-    EXPECT_FALSE(c == 0xc2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) < 0xa0)
-        << "C1 control at " << i;
-    const bool continuation = i > 0 && static_cast<unsigned char>(text[i - 1]) >= 0xc2;
-    EXPECT_FALSE(c >= 0x80 && c < 0xa0 && !continuation) << "lone byte " << int(c) << " at " << i;
+  const auto b = [&text](size_t k) { return static_cast<unsigned char>(text[k]); };
+  for (size_t i = 0; i < text.size();) {
+    const unsigned char c = b(i);
+    if (c < 0x80) {
+      EXPECT_FALSE((c < 0x20 && c != '\n') || c == 0x7f) << "byte " << int(c) << " at " << i;
+      ++i;
+      continue;
+    }
+    const size_t n = c >= 0xc2 && c < 0xe0 ? 2 : c >= 0xe0 && c < 0xf0 ? 3 : c >= 0xf0 && c < 0xf5 ? 4 : 0;
+    ASSERT_NE(n, 0u) << "byte " << int(c) << " at " << i << " starts no UTF-8 sequence";
+    ASSERT_LE(i + n, text.size()) << "a sequence cut at the end";
+    uint32_t cp = c & (0xff >> (n + 1));
+    for (size_t k = 1; k < n; ++k) {
+      ASSERT_EQ(b(i + k) & 0xc0, 0x80) << "not a continuation byte at " << i + k;
+      cp = (cp << 6) | (b(i + k) & 0x3f);
+    }
+    EXPECT_FALSE(cp >= 0x80 && cp < 0xa0) << "C1 control at " << i;
+    EXPECT_FALSE((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) || (cp >= 0xd800 && cp < 0xe000))
+        << "overlong, surrogate or beyond U+10FFFF at " << i;
+    i += n;
   }
 }
 
@@ -39,6 +52,8 @@ TEST(TerminalText, EscapesControlsAndKeepsText) {
   EXPECT_EQ(terminal_safe("cut \xe2\x82"), "cut \\xe2\\x82");               // a truncated sequence
   EXPECT_EQ(terminal_safe("overlong \xc0\xaf \xe0\x80\xaf"), "overlong \\xc0\\xaf \\xe0\\x80\\xaf");
   EXPECT_EQ(terminal_safe("surrogate \xed\xa0\x80"), "surrogate \\xed\\xa0\\x80");
+  EXPECT_EQ(terminal_safe("lead \xf8\x80\x80 \xff"), "lead \\xf8\\x80\\x80 \\xff");  // no such lead byte
+  EXPECT_EQ(terminal_safe("beyond \xf4\x90\x80\x80"), "beyond \\xf4\\x90\\x80\\x80");
 }
 
 TEST(TerminalText, BoundsTheLength) {
@@ -61,6 +76,7 @@ TEST(TerminalText, BadInputMessagesAreEscaped) {
            {"run", "gqa-decode", "--param", "dtype=\x1b]0;owned\x07"},
            {"run", "gqa-decode", "--param", "context=\xc2\x9b" "2J"},
            {"run", "gqa-decode", "--param", "kv_tile=" + std::string(20000, '\x1b')},
+           {"run", "gqa-decode", "--param", "context=\xf8\x80\x80"},
            {"run", "gqa-decode", "--config", config},
        }) {
     const kb::test::CliResult r = kb::test::run_program(KERNBENCH_BIN, args);
@@ -70,6 +86,20 @@ TEST(TerminalText, BadInputMessagesAreEscaped) {
     EXPECT_LT(r.err.size(), kb::cli::kTerminalSafeMax + 200) << args.back().size();
     expect_terminal_clean(r.err);
   }
+}
+
+// CLI11's own messages quote an argument; a run's error names an output's
+// path: both escaped.
+TEST(TerminalText, ParseAndRunErrorsAreEscaped) {
+  const kb::test::CliResult parse = kb::test::run_program(KERNBENCH_BIN, {"run", "gqa-decode", "\x1b[31mX"});
+  EXPECT_EQ(parse.exit_code, 2) << parse.err;
+  EXPECT_THAT(parse.err, HasSubstr("\\x1b[31mX"));
+  expect_terminal_clean(parse.err);
+  const kb::test::CliResult run =
+      kb::test::run_program(KERNBENCH_BIN, {"run", "gemm-composite", "--trace", "/nonexistent\x1b[31m/x.json"});
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  EXPECT_THAT(run.err, HasSubstr("\\x1b[31m"));
+  expect_terminal_clean(run.err);
 }
 
 }  // namespace
