@@ -239,7 +239,8 @@ def plot_dispatch_ratio(binary, tmp, out, jobs):
     with open(csv_path) as f:
         rows = list(csv.DictReader(f))
     r = [float(row["pe.attrs.pe_cost_model.byte_cycles_recip"]) for row in rows]
-    ratio = [float(row["tile_dispatch_ratio_opt3_over_opt2"]) for row in rows]
+    # An empty cell: the ratio does not apply (free dispatch, docs/observability.md); not plotted.
+    ratio = [float(row["tile_dispatch_ratio_opt3_over_opt2"] or "nan") for row in rows]
     opt2 = [float(row["opt2.tile_dispatch_ns"]) for row in rows]
     opt3 = [float(row["opt3.tile_dispatch_ns"]) for row in rows]
     per_tile = {v: round(float(rows[0][v + ".tile_commands"])) for v in ("opt2", "opt3")}

@@ -57,6 +57,9 @@ int emit_jobs(const SweepRequest& rq, const kb::Bench& bench, const Grid& grid) 
   const std::string dir =
       fs::absolute(rq.jobs_dir.empty() ? rq.emit_jobs + ".points" : rq.jobs_dir).lexically_normal().string();
   const std::string timeout = rq.timeout > 0 ? shortest(rq.timeout) : "";
+  // sweep.json (JSON text) holds these as they are: the id is made of their bytes.
+  require_utf8(config, "--config (as an absolute path)");
+  for (const std::string& set : rq.sets) require_utf8(set, "--set");
 
   // The identity of the sweep: everything its lines carry but the index,
   // written beside the points for --collect to check them against.
@@ -72,6 +75,16 @@ int emit_jobs(const SweepRequest& rq, const kb::Bench& bench, const Grid& grid) 
                         {"--emit-jobs's Slurm script", rq.emit_jobs + ".sbatch"},
                         {"--jobs-dir", dir},
                         {std::string("--jobs-dir's ") + kb::kSweepManifestName, manifest_path}});
+  // Nor may the jobs file be one the points write or collect reads.
+  for (const std::string& written : {jobs_file, jobs_file + ".sbatch"}) {
+    const fs::path w(written);
+    const std::string name = w.filename().string();
+    const bool point_like = name == kb::kSweepManifestName || (name.rfind("point-", 0) == 0 && w.extension() == ".json");
+    if (point_like && fs::weakly_canonical(w.parent_path(), ec) == fs::weakly_canonical(dir, ec)) {
+      throw kb::BenchError("--emit-jobs '" + shown(rq.emit_jobs) + "' is in --jobs-dir '" + shown(dir) + "' under a name " +
+                           "the points write or --collect reads (point-INDEX.json, sweep.json); give it another");
+    }
+  }
 
   std::string prefix = kb::sh_quote(exe.string(), "kernbench's path") + " sweep " + kb::sh_quote(bench.name, "NAME");
   if (!config.empty()) prefix += " --config " + kb::sh_quote(config, "--config");

@@ -449,6 +449,8 @@ TEST(SweepJobs, OptionsThatDoNotGoTogether) {
   const std::vector<std::string> sweep = {"sweep", "softmax-merge", "--param", "tiles=1,2"};
   const std::string newline_config = dir.file("a\nb.yaml");  // a legal name, not on one line
   fs::copy_file("configs/pe.yaml", newline_config);
+  const std::string latin1_config = dir.file("c\xe9.yaml");  // a legal name, not UTF-8 (sweep.json is JSON)
+  fs::copy_file("configs/pe.yaml", latin1_config);
   for (const auto& [extra, message] : std::vector<std::pair<std::vector<std::string>, std::string>>{
            {{"--emit-jobs", jobs, "-j", "2"}, "--emit-jobs runs nothing, so -j has nothing to do"},
            {{"--emit-jobs", jobs, "--csv", dir.file("c.csv")}, "--emit-jobs writes no CSV"},
@@ -462,6 +464,8 @@ TEST(SweepJobs, OptionsThatDoNotGoTogether) {
            {{"--emit-jobs", jobs, "--jobs-dir", ""}, "--jobs-dir: expected a path, got ''"},
            {{"--emit-jobs", jobs, "--jobs-dir", jobs}, "--emit-jobs '" + jobs + "' and --jobs-dir '"},
            {{"--emit-jobs", jobs, "--jobs-dir", jobs + ".sbatch"}, "are one file: two outputs would overwrite"},
+           {{"--emit-jobs", dir.file("d/point-0.json"), "--jobs-dir", dir.file("d")}, "under a name the points write"},
+           {{"--emit-jobs", jobs, "--config", latin1_config}, "--config"},
        }) {
     std::vector<std::string> a = sweep;
     a.insert(a.end(), extra.begin(), extra.end());
