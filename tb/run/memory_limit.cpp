@@ -31,7 +31,7 @@ std::optional<uint64_t> proc_kb(const char* path, const std::string& key) {
   return std::nullopt;
 }
 
-std::optional<uint64_t> file_number(const char* path) {
+std::optional<uint64_t> file_number(const std::string& path) {
   std::ifstream in(path);
   uint64_t n = 0;
   if (in >> n) return n;
@@ -52,11 +52,28 @@ MemoryLimit memory_limit(uint64_t max_memory_bytes) {
       l.bytes = *avail;
       l.source = "MemAvailable of /proc/meminfo";
     }
-    const auto max = file_number("/sys/fs/cgroup/memory.max");
-    const auto current = file_number("/sys/fs/cgroup/memory.current");
-    if (max && current && *max > *current && *max - *current < l.bytes) {
-      l.bytes = *max - *current;
-      l.source = "room under the cgroup's memory.max";
+    // cgroup v2: this process's own cgroup ("0::/PATH" in /proc/self/cgroup)
+    // and each one above it; the least room under a memory.max counts.
+    std::string path;
+    {
+      std::ifstream in("/proc/self/cgroup");
+      for (std::string line; std::getline(in, line);)
+        if (line.rfind("0::", 0) == 0) path = line.substr(3);
+    }
+    for (;;) {
+      const std::string dir = "/sys/fs/cgroup" + (path == "/" ? std::string() : path);
+      const auto max = file_number(dir + "/memory.max");
+      const auto current = file_number(dir + "/memory.current");
+      if (max && current) {
+        const uint64_t room = *max > *current ? *max - *current : 0;
+        if (room < l.bytes) {
+          l.bytes = room;
+          l.source = "room under the cgroup's memory.max (" + dir + ")";
+        }
+      }
+      const size_t slash = path.find_last_of('/');
+      if (path.empty() || path == "/" || slash == std::string::npos) break;
+      path = slash == 0 ? "/" : path.substr(0, slash);
     }
   }
   rlimit as{};

@@ -36,7 +36,7 @@ MemoryLimit memory_limit(uint64_t max_memory_bytes);
 // Throws MemoryLimitError naming the estimate, the limit and its source.
 void check_fits(const MemoryEstimate& e, const MemoryLimit& limit);
 
-// "4 GiB", "512 MiB", "1536 KiB" or bytes: with a unit B, KiB, MiB, GiB, TiB
+// "4GiB", "512MiB", "1536KiB" (no space) or bytes: with a unit B, KiB, MiB, GiB, TiB
 // (K, M, G, T the same), at least 1 MiB. Throws std::invalid_argument saying
 // why, without echoing the text.
 uint64_t parse_memory_size(const std::string& text);
