@@ -32,4 +32,4 @@ add_test(NAME Package.example_vp
           -DCONFIG=$<CONFIG>
           -P ${CMAKE_CURRENT_SOURCE_DIR}/tests/package/run_package_test.cmake)
 set_tests_properties(Package.example_vp PROPERTIES TIMEOUT 300
-  PASS_REGULAR_EXPRESSION "driver gemm 64x64x64: .* OK\n.*driver gqa tile .* OK\n.*pe1 tl_gemm .* OK\nvp: PASS")
+  PASS_REGULAR_EXPRESSION "driver gemm 64x64x64: .*, 4 descriptors, OK\n.*driver gqa tile .*, 8 descriptors, OK\n.*pe1 tl_gemm .* OK\nvp: PASS")
