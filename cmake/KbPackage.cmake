@@ -88,10 +88,16 @@ foreach(h IN LISTS KB_INSTALLED_HEADERS)
   install(FILES ${PROJECT_SOURCE_DIR}/${h} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/kernbench/${dir})
 endforeach()
 
+# The default configuration, every key at its default (configs/pe.yaml): a
+# VP's starting point, named by kernbench_sc_DEFAULT_CONFIG.
+set(KB_CONFIG_DIR ${CMAKE_INSTALL_DATADIR}/kernbench_sc)
+install(FILES ${PROJECT_SOURCE_DIR}/configs/pe.yaml DESTINATION ${KB_CONFIG_DIR})
+
 set(KB_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/kernbench_sc)
 install(EXPORT kernbench_scTargets NAMESPACE kernbench_sc:: DESTINATION ${KB_CMAKE_DIR})
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/kernbench_scConfig.cmake.in
-  ${PROJECT_BINARY_DIR}/kernbench_scConfig.cmake INSTALL_DESTINATION ${KB_CMAKE_DIR})
+  ${PROJECT_BINARY_DIR}/kernbench_scConfig.cmake INSTALL_DESTINATION ${KB_CMAKE_DIR}
+  PATH_VARS KB_CONFIG_DIR)
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/kernbench_scConfigVersion.cmake
   VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/kernbench_scConfig.cmake

@@ -33,7 +33,7 @@ step("install" ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix} ${conf
 # What the package must hold: namespaced headers, no testbench headers, the
 # package files.
 foreach(f include/kernbench/models/top/pe_top.h include/kernbench/models/tl/tl.h
-          include/kernbench/kernels/gemm/gemm_tiled_single_op.h)
+          include/kernbench/kernels/gemm/gemm_tiled_single_op.h share/kernbench_sc/pe.yaml)
   if(NOT EXISTS ${prefix}/${f})
     message(FATAL_ERROR "run_package_test: ${f} not installed")
   endif()
