@@ -69,6 +69,9 @@ class Pe : public sc_core::sc_module {
   const PeConfig& config() const { return cfg_; }
   uint32_t index() const { return place_.global; }  // the global PE number
   const PePlace& place() const { return place_; }
+  // The op log; its last instant's records are passed on at
+  // end_of_simulation (sc_stop()) or by op_log().flush(), whichever comes
+  // first (docs/front-door.md).
   OpLog& op_log() { return log_; }
   TensorTable& tensors() { return table_; }
   uint64_t tcm_data_bytes() const;  // data mode's TCM allocation
@@ -87,6 +90,8 @@ class Pe : public sc_core::sc_module {
   }
 
  private:
+  void end_of_simulation() override;
+
   const PeConfig cfg_;  // owned copy: modules keep references to it
   const PePlace place_;
   OpLog log_;

@@ -636,6 +636,30 @@ TEST(BackPressure, BlockingDescriptorWritesWaitForASlot) {
   EXPECT_EQ(j["end_ps"].get<uint64_t>(), uint64_t(kWrites) * d);
 }
 
+// A VP that stops the simulation finds the op log's last instant passed on
+// without calling flush() (Pe::end_of_simulation, docs/front-door.md).
+TEST(OpLogEnd, StoppingTheSimulationFlushesTheLastInstant) {
+  const nlohmann::json j = run_function_isolated([] {
+    PeConfig cfg;
+    PeTop top(cfg);
+    Pe& pe = top.pe();
+    pe.op_log().configure(true, "");
+    pe.launch("k", [](Tl& tl) {
+      const Tensor t = tl.tcm("t", 64, 64, Dtype::kFp32);
+      tl.math(MathOp::kFill, t, {}, {{"value", 1.0}});
+      tl.wait();
+    });
+    sc_core::sc_start();
+    const size_t before = pe.op_log().records().size();
+    sc_core::sc_stop();
+    const size_t after = pe.op_log().records().size();
+    pe.op_log().flush();  // the harness's own call after it: nothing more
+    return nlohmann::json{{"before", before}, {"after", after}, {"again", pe.op_log().records().size()}};
+  });
+  ASSERT_FALSE(j.contains("error")) << j.dump();
+  EXPECT_GT(j["after"].get<size_t>(), j["before"].get<size_t>()) << "the last instant was held until sc_stop";
+  EXPECT_EQ(j["again"], j["after"]);
+}
 
 // --- failures while a command runs: a time past 2^64 - 1 ps
 // raised inside a SystemC method (PE_CPU's dispatch pipeline, an engine's
