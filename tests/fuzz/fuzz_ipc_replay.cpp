@@ -71,6 +71,7 @@
 #include "models/util/input_file.h"
 #include "tb/replay/command_stream.h"
 #include "tb/run/harness.h"
+#include "tests/fuzz/forked_child.h"
 #include "tests/fuzz/fuzz_util.h"
 
 namespace {
@@ -156,11 +157,6 @@ std::vector<std::string> split_by_pe(const std::string& text, size_t pes) {
     if (started) out[section % pes] += line + "\n";
   }
   return out;
-}
-
-double env_number(const char* name, double fallback) {
-  const char* v = std::getenv(name);
-  return v && *v ? std::atof(v) : fallback;
 }
 
 struct Setup {
@@ -259,58 +255,24 @@ bool names_a_wait(const std::string& report) {
   _exit(code);
 }
 
-long rss_mb(pid_t pid) {
-  std::ifstream statm("/proc/" + std::to_string(pid) + "/statm");
-  long pages_total = 0, pages_resident = 0;
-  statm >> pages_total >> pages_resident;
-  return pages_resident * (sysconf(_SC_PAGESIZE) / 1024) / 1024;
-}
-
-// Waits for the child within the time and memory budget; a finding if not.
+// Waits for the child (forked_child.h) and reads its exit status.
 void reap(pid_t pid) {
-  const double max_seconds = env_number("KB_FUZZ_CHILD_SECONDS", 8);
-  const long max_rss_mb = long(env_number("KB_FUZZ_CHILD_RSS_MB", 2048));
-  const auto start = std::chrono::steady_clock::now();
-  useconds_t nap = 50;
-  int status = 0;
-  for (;;) {
-    const pid_t r = waitpid(pid, &status, WNOHANG);
-    if (r == pid) break;
-    if (r < 0 && errno != EINTR) kb::fuzz::finding("waitpid failed");
-    const double elapsed =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    const long rss = rss_mb(pid);
-    if (elapsed > max_seconds || rss > max_rss_mb) {
-      kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      kb::fuzz::finding(elapsed > max_seconds
-                            ? "the mesh replay ran longer than " + std::to_string(max_seconds) + " s"
-                            : "the mesh replay grew to " + std::to_string(rss) + " MB resident");
-    }
-    usleep(nap);
-    if (nap < 5000) nap *= 2;
-  }
-  if (WIFSIGNALED(status))
-    kb::fuzz::finding(std::string("the mesh replay crashed: ") + strsignal(WTERMSIG(status)));
-  if (WEXITSTATUS(status) == kSystemCError) kb::fuzz::finding("a SystemC error report escaped the run");
-  if (WEXITSTATUS(status) == kSilentDeadlock)
+  const int code = kb::fuzz::reap_child(pid, "the mesh replay");
+  if (code == kSystemCError) kb::fuzz::finding("a SystemC error report escaped the run");
+  if (code == kSilentDeadlock)
     kb::fuzz::finding("the simulation deadlocked without a report naming each blocked PE and its wait");
-  if (WEXITSTATUS(status) == kLostLaunch) kb::fuzz::finding("a launch neither finished, failed nor ran");
-  if (WEXITSTATUS(status) != kOk)
-    kb::fuzz::finding("the mesh replay exited with status " + std::to_string(WEXITSTATUS(status)) +
+  if (code == kLostLaunch) kb::fuzz::finding("a launch neither finished, failed nor ran");
+  if (code != kOk)
+    kb::fuzz::finding("the mesh replay exited with status " + std::to_string(code) +
                       " (a sanitizer report above?)");
-  // The child started from the parent's counters: the larger count wins.
-  if (g_child_counters) {
-    for (size_t i = 0; i < g_counters_size; ++i)
-      if (g_child_counters[i] > g_counters[i]) g_counters[i] = g_child_counters[i];
-  }
+  kb::fuzz::take_child_counters(g_counters, g_child_counters, g_counters_size);
 }
 
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   setenv("SC_COPYRIGHT_MESSAGE", "DISABLE", 1);
-  g_verbose = env_number("KB_FUZZ_VERBOSE", 0) != 0;
+  g_verbose = kb::fuzz::env_number("KB_FUZZ_VERBOSE", 0) != 0;
   g_counters = kb::fuzz::coverage_counters(&g_counters_size);
   if (g_counters_size > 0) {
     void* p = mmap(nullptr, g_counters_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);

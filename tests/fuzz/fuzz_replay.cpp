@@ -60,6 +60,7 @@
 #include "models/trace/stats.h"
 #include "models/util/input_file.h"
 #include "tb/replay/command_stream.h"
+#include "tests/fuzz/forked_child.h"
 #include "tests/fuzz/fuzz_util.h"
 
 namespace {
@@ -119,11 +120,6 @@ std::vector<std::pair<std::string, kb::Kernel>> parse_repairing(std::string text
   }
 }
 
-double env_number(const char* name, double fallback) {
-  const char* v = std::getenv(name);
-  return v && *v ? std::atof(v) : fallback;
-}
-
 struct Setup {
   bool data = false;
   std::vector<std::string> sets;
@@ -180,49 +176,15 @@ Setup read_setup(const std::string& text) {
   _exit(code);
 }
 
-long rss_mb(pid_t pid) {
-  std::ifstream statm("/proc/" + std::to_string(pid) + "/statm");
-  long pages_total = 0, pages_resident = 0;
-  statm >> pages_total >> pages_resident;
-  return pages_resident * (sysconf(_SC_PAGESIZE) / 1024) / 1024;
-}
-
-// Waits for the child within the time and memory budget; a finding if not.
+// Waits for the child (forked_child.h) and reads its exit status.
 void reap(pid_t pid) {
-  const double max_seconds = env_number("KB_FUZZ_CHILD_SECONDS", 8);
-  const long max_rss_mb = long(env_number("KB_FUZZ_CHILD_RSS_MB", 2048));
-  const auto start = std::chrono::steady_clock::now();
-  useconds_t nap = 50;
-  int status = 0;
-  for (;;) {
-    const pid_t r = waitpid(pid, &status, WNOHANG);
-    if (r == pid) break;
-    if (r < 0 && errno != EINTR) kb::fuzz::finding("waitpid failed");
-    const double elapsed =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    const long rss = rss_mb(pid);
-    if (elapsed > max_seconds || rss > max_rss_mb) {
-      kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      kb::fuzz::finding(elapsed > max_seconds
-                            ? "the replay ran longer than " + std::to_string(max_seconds) + " s"
-                            : "the replay grew to " + std::to_string(rss) + " MB resident");
-    }
-    usleep(nap);
-    if (nap < 5000) nap *= 2;
-  }
-  if (WIFSIGNALED(status))
-    kb::fuzz::finding(std::string("the replay crashed: ") + strsignal(WTERMSIG(status)));
-  if (WEXITSTATUS(status) == kSystemCError) kb::fuzz::finding("a SystemC error report escaped the run");
-  if (WEXITSTATUS(status) == kDeadlock) kb::fuzz::finding("the simulation deadlocked");
-  if (WEXITSTATUS(status) != kOk)
-    kb::fuzz::finding("the replay exited with status " + std::to_string(WEXITSTATUS(status)) +
+  const int code = kb::fuzz::reap_child(pid, "the replay");
+  if (code == kSystemCError) kb::fuzz::finding("a SystemC error report escaped the run");
+  if (code == kDeadlock) kb::fuzz::finding("the simulation deadlocked");
+  if (code != kOk)
+    kb::fuzz::finding("the replay exited with status " + std::to_string(code) +
                       " (a sanitizer report above?)");
-  // The child started from the parent's counters: the larger count wins.
-  if (g_child_counters) {
-    for (size_t i = 0; i < g_counters_size; ++i)
-      if (g_child_counters[i] > g_counters[i]) g_counters[i] = g_child_counters[i];
-  }
+  kb::fuzz::take_child_counters(g_counters, g_child_counters, g_counters_size);
 }
 
 }  // namespace
