@@ -7,7 +7,9 @@
 // ("False positive error reports may follow"), and the frames it unwinds
 // stay poisoned: the next frames built there are reported as
 // stack-use-after-scope. A catch block in an SC_METHOD calls this first:
-// everything below its frame was unwound and holds no live object.
+// everything below its frame was unwound and holds no live object. So does
+// PE_CPU's catch of a kernel's exception, on its thread's coroutine stack
+// (a shallow frame: 256 KiB below it stays inside the stack).
 #pragma once
 
 #include <cstdint>

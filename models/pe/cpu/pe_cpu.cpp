@@ -511,6 +511,10 @@ void PeCpu::run() {
         kernel(tl);
         drain();
       } catch (const std::exception& e) {
+        // The kernel's frames below this one were unwound on PE_CPU's
+        // coroutine stack, whose poisoning ASan keeps (a data-mode storage
+        // limit thrown deep in a host write): drain() below reuses them.
+        asan_forget_unwound_frames();  // models/util/asan_stack.h
         error = e.what();
       }
     }
