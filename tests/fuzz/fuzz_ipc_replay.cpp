@@ -72,6 +72,7 @@
 #include "tb/replay/command_stream.h"
 #include "tb/run/harness.h"
 #include "tests/fuzz/forked_child.h"
+#include "tests/fuzz/stream_repair.h"
 #include "tests/fuzz/fuzz_util.h"
 
 namespace {
@@ -102,39 +103,8 @@ uint64_t g_inputs = 0, g_simulated = 0;
 uint64_t* g_deadlocks = nullptr;  // shared with the children
 bool g_verbose = false;           // KB_FUZZ_VERBOSE=1: how each run ended, on stderr
 
-constexpr const char* kHeader = "# kernbench command stream v1";
 
 using Launches = std::vector<std::pair<std::string, kb::Kernel>>;
-
-// Parses `text`, dropping lines the parser rejects (at most kMaxRepairs);
-// throws the last StreamError when it cannot repair (fuzz_replay.cpp's).
-Launches parse_repairing(std::string text, const std::string& source) {
-  constexpr int kMaxRepairs = 64;
-  for (int repair = 0;; ++repair) {
-    try {
-      return kb::parse_command_stream(text, source);
-    } catch (const kb::StreamError& e) {
-      const std::string m = e.what();
-      if (repair == kMaxRepairs || m.compare(0, source.size() + 1, source + ":") != 0) throw;
-      const size_t line = std::strtoull(m.c_str() + source.size() + 1, nullptr, 10);
-      if (line == 0) throw;
-      size_t begin = 0;
-      for (size_t l = 1; l < line && begin != std::string::npos; ++l) {
-        begin = text.find('\n', begin);
-        if (begin != std::string::npos) ++begin;
-      }
-      if (begin == std::string::npos || begin > text.size()) throw;
-      const size_t end = text.find('\n', begin);
-      const size_t len = end == std::string::npos ? std::string::npos : end - begin + 1;
-      if (line == 1) {
-        if (text.compare(0, std::string(kHeader).size() + 1, std::string(kHeader) + "\n") == 0) throw;
-        text.replace(begin, len, std::string(kHeader) + "\n");
-      } else {
-        text.erase(begin, len);
-      }
-    }
-  }
-}
 
 // A line starting a kernel section: `kernel` first, after blanks.
 bool is_kernel_line(const std::string& line) {
@@ -145,7 +115,7 @@ bool is_kernel_line(const std::string& line) {
 
 // Each PE's stream: the header, then the sections i with i mod pes == g.
 std::vector<std::string> split_by_pe(const std::string& text, size_t pes) {
-  std::vector<std::string> out(pes, std::string(kHeader) + "\n");
+  std::vector<std::string> out(pes, std::string(kb::fuzz::kHeader) + "\n");
   std::istringstream in(text);
   size_t section = 0;
   bool started = false;
@@ -307,7 +277,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   bool any = false;
   for (size_t g = 0; g < texts.size(); ++g) {
     try {
-      by_pe[g] = parse_repairing(texts[g], "pe" + std::to_string(g) + ".stream");
+      by_pe[g] = kb::fuzz::parse_repairing(texts[g], "pe" + std::to_string(g) + ".stream");
     } catch (const kb::StreamError&) {
     } catch (const kb::KernelError&) {
     } catch (const kb::InputFileError&) {

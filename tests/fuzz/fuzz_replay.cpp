@@ -61,6 +61,7 @@
 #include "models/util/input_file.h"
 #include "tb/replay/command_stream.h"
 #include "tests/fuzz/forked_child.h"
+#include "tests/fuzz/stream_repair.h"
 #include "tests/fuzz/fuzz_util.h"
 
 namespace {
@@ -87,38 +88,6 @@ uint8_t* g_child_counters = nullptr;  // a copy shared with the children
 // For the report at exit: how many inputs got as far as a simulation.
 uint64_t g_inputs = 0, g_simulated = 0;
 
-constexpr const char* kHeader = "# kernbench command stream v1";
-
-// Parses `text`, dropping lines the parser rejects (at most kMaxRepairs);
-// throws the last StreamError when it cannot repair.
-std::vector<std::pair<std::string, kb::Kernel>> parse_repairing(std::string text) {
-  constexpr int kMaxRepairs = 64;
-  const std::string source = "fuzz.stream";
-  for (int repair = 0;; ++repair) {
-    try {
-      return kb::parse_command_stream(text, source);
-    } catch (const kb::StreamError& e) {
-      const std::string m = e.what();
-      if (repair == kMaxRepairs || m.compare(0, source.size() + 1, source + ":") != 0) throw;
-      const size_t line = std::strtoull(m.c_str() + source.size() + 1, nullptr, 10);
-      if (line == 0) throw;
-      size_t begin = 0;
-      for (size_t l = 1; l < line && begin != std::string::npos; ++l) {
-        begin = text.find('\n', begin);
-        if (begin != std::string::npos) ++begin;
-      }
-      if (begin == std::string::npos || begin > text.size()) throw;
-      const size_t end = text.find('\n', begin);
-      const size_t len = end == std::string::npos ? std::string::npos : end - begin + 1;
-      if (line == 1) {
-        if (text.compare(0, std::string(kHeader).size() + 1, std::string(kHeader) + "\n") == 0) throw;
-        text.replace(begin, len, std::string(kHeader) + "\n");
-      } else {
-        text.erase(begin, len);
-      }
-    }
-  }
-}
 
 struct Setup {
   bool data = false;
@@ -213,7 +182,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<std::pair<std::string, kb::Kernel>> launches;
   try {
     cfg = kb::load_pe_config("", setup.sets);
-    launches = parse_repairing(text);
+    launches = kb::fuzz::parse_repairing(text, "fuzz.stream");
   } catch (const kb::ConfigError&) {
     return 0;
   } catch (const kb::StreamError&) {
