@@ -68,7 +68,6 @@ void MeshOpLog::add(Row row) {
                            std::to_string(written_before_ps_) + " ps was written");
   }
   pending_.push(std::move(row));
-  if (pending_.size() > peak_pending_) peak_pending_ = pending_.size();
 }
 
 void MeshOpLog::pe_record(uint32_t source, const OpRecord& r) {

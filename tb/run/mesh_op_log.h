@@ -43,8 +43,6 @@ class MeshOpLog {
   void link_transfer(size_t i, uint64_t start_ps, uint64_t end_ps, uint64_t bytes);
   // The run is over: every log is flushed and every row written.
   void finish();
-  // Rows held at most at one time: what the stream's memory is bound by.
-  size_t peak_pending() const { return peak_pending_; }
 
  private:
   struct Row {
@@ -70,7 +68,6 @@ class MeshOpLog {
   std::vector<std::unique_ptr<PeSink>> sinks_;
   std::priority_queue<Row, std::vector<Row>, Later> pending_;
   uint64_t records_since_settle_ = 0;
-  size_t peak_pending_ = 0;
   uint64_t written_before_ps_ = 0;  // every row ending before this is written
   bool settling_ = false;
   bool finished_ = false;
